@@ -1,0 +1,186 @@
+"""The one storage interface every feature talks to.
+
+Two real backends implement it: SQLite (embedded default) and PostgreSQL (several
+replicas behind a load balancer). Features receive a `Storage` and never know which.
+
+Records are plain frozen dataclasses so decisions can be pure functions over them.
+All datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+
+class DeliveryStatus(enum.StrEnum):
+    PENDING = "pending"
+    PROCESSING = "processing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class NewDelivery:
+    """A webhook delivery as it arrived, before any processing."""
+
+    delivery_id: str
+    event: str
+    action: str | None
+    installation_id: int | None
+    repository: str | None
+    body: bytes
+    received_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    delivery_id: str
+    event: str
+    action: str | None
+    installation_id: int | None
+    repository: str | None
+    body: bytes
+    status: DeliveryStatus
+    attempts: int
+    received_at: datetime
+    next_attempt_at: datetime
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    last_error: str | None
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    installation_id: int
+    account: str
+    account_type: str
+    repository_selection: str
+    suspended: bool
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    """One appended verdict record (the JSON is the record's own serialisation)."""
+
+    seq: int
+    task_id: str
+    repository: str | None
+    head_sha: str | None
+    verdict: str
+    created_at: datetime
+    record: dict[str, Any]
+
+
+class Storage(Protocol):
+    """Async storage. Every method is safe to call concurrently from many tasks,
+    and (PostgreSQL) from many processes."""
+
+    # -- lifecycle ---------------------------------------------------------
+    async def open(self) -> None:
+        """Connect and create or migrate the schema. Idempotent."""
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> bool:
+        """True when the store answers a trivial query."""
+
+    # -- webhook deliveries --------------------------------------------------
+    async def record_delivery(self, delivery: NewDelivery) -> bool:
+        """Store a delivery as pending. False (and nothing changes) if its id was seen."""
+
+    async def claim_deliveries(
+        self, worker_id: str, limit: int, lease_seconds: float, now: datetime
+    ) -> list[Delivery]:
+        """Atomically lease up to `limit` deliveries that are due: pending with
+        next_attempt_at <= now, or processing whose lease expired (a crashed worker).
+        Claiming increments `attempts`. Oldest first. Never hands one delivery to two
+        live workers."""
+
+    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
+        """Mark done. False if the lease is no longer this worker's (nothing changes)."""
+
+    async def release_delivery(
+        self,
+        delivery_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        """After a failed attempt: back to pending at `retry_at`, or parked as failed
+        when `retry_at` is None. False if the lease is no longer this worker's."""
+
+    async def get_delivery(self, delivery_id: str) -> Delivery | None: ...
+
+    async def count_deliveries(self) -> dict[DeliveryStatus, int]:
+        """How many deliveries are in each status (all statuses present, zero if none)."""
+
+    async def list_deliveries(
+        self, status: DeliveryStatus | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        """Newest first."""
+
+    # -- installations -------------------------------------------------------
+    async def upsert_installation(self, installation: Installation) -> None: ...
+
+    async def delete_installation(self, installation_id: int) -> None:
+        """Removes the installation and its repositories."""
+
+    async def get_installation(self, installation_id: int) -> Installation | None: ...
+
+    async def list_installations(self) -> list[Installation]: ...
+
+    async def update_installation_repositories(
+        self, installation_id: int, added: Sequence[str], removed: Sequence[str]
+    ) -> None:
+        """Repositories are full names (`owner/name`); adding a known one is a no-op."""
+
+    async def list_installation_repositories(self, installation_id: int) -> list[str]:
+        """Sorted full names."""
+
+    # -- verdict records (append-only audit log) ------------------------------
+    async def append_verdict(
+        self,
+        *,
+        task_id: str,
+        repository: str | None,
+        head_sha: str | None,
+        verdict: str,
+        created_at: datetime,
+        record: dict[str, Any],
+    ) -> int:
+        """Append one record; returns its sequence number (monotonic per store)."""
+
+    async def list_verdicts(
+        self,
+        *,
+        task_id: str | None = None,
+        repository: str | None = None,
+        head_sha: str | None = None,
+        since: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[StoredVerdict]:
+        """Oldest first, filtered by every argument given."""
+
+    # -- small keyed state (caches, check-run ids, issue numbers, overrides) ---
+    async def kv_get(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+
+    async def kv_put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        """Insert or replace."""
+
+    async def kv_put_if_absent(self, namespace: str, key: str, value: dict[str, Any]) -> bool:
+        """Insert only if the key is new; True if this call inserted it."""
+
+    async def kv_delete(self, namespace: str, key: str) -> None: ...
+
+    # -- usage counters (throttles and budgets) ------------------------------
+    async def record_usage(self, scope: str, at: datetime, amount: int = 1) -> None: ...
+
+    async def usage_since(self, scope: str, since: datetime) -> int:
+        """Sum of amounts recorded for `scope` at or after `since`."""
