@@ -1,0 +1,169 @@
+"""The app factory: the only place that builds sessions, stores and workers.
+
+POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
+GET  /healthz       -> storage.ping
+GET  /metrics       -> Prometheus text
+GET  /              -> status page, or the registration guide when APP_ID is unset
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from gidgethub.routing import Router
+
+from bot import __version__
+from bot.dispatch import Dispatcher
+from bot.github.client import GitHubApp, RetryPolicy
+from bot.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.routing import build_router
+from bot.settings import Settings
+from bot.setup_page import render_setup_page, render_status_page
+from bot.storage import storage_from_url
+from bot.storage.base import Storage
+from bot.webhooks import MAX_BODY_BYTES, make_webhook_handler
+from bot.worker import RetryPolicy as DeliveryRetryPolicy
+from bot.worker import Worker, WorkerPool
+
+log = logging.getLogger(__name__)
+
+SETTINGS = web.AppKey("settings", Settings)
+STORAGE = web.AppKey("storage", Storage)
+METRICS = web.AppKey("metrics", Metrics)
+POOL = web.AppKey("pool", WorkerPool)
+SERVICES = web.AppKey("services", dict[str, Any])
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    storage: Storage | None = None,
+    services: dict[str, Any] | None = None,
+    router: Router | None = None,
+    start_workers: bool = True,
+    clock: Clock = _utc_now,
+) -> web.Application:
+    """Build the application. Nothing connects until the app starts (cleanup contexts).
+
+    `services` lets tests pass ready-made collaborators (a GitHubApp pointed at a fake
+    server, a judge engine); whatever is missing is built from `settings` at start-up.
+    """
+    app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
+    metrics = Metrics()
+    store = storage if storage is not None else storage_from_url(settings.database_url)
+    shared: dict[str, Any] = dict(services or {})
+    app[SETTINGS] = settings
+    app[STORAGE] = store
+    app[METRICS] = metrics
+    app[SERVICES] = shared
+
+    dispatcher = Dispatcher(router or build_router(), store, shared, clock)
+    policy = DeliveryRetryPolicy(
+        max_attempts=settings.max_attempts,
+        base_seconds=settings.retry_base_seconds,
+        max_seconds=settings.retry_max_seconds,
+    )
+    pool = WorkerPool(
+        [
+            Worker(
+                store,
+                dispatcher,
+                metrics,
+                policy=policy,
+                lease_seconds=settings.lease_seconds,
+                poll_interval=settings.poll_interval,
+                clock=clock,
+            )
+            for _ in range(settings.workers)
+        ]
+    )
+    app[POOL] = pool
+
+    async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
+        await store.open()
+        yield
+        await store.close()
+
+    async def http_ctx(app: web.Application) -> AsyncIterator[None]:
+        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        if settings.configured and "github" not in shared:
+            shared["github"] = GitHubApp(
+                app_id=str(settings.app_id),
+                private_key=settings.private_key_pem(),
+                session=session,
+                api_url=settings.github_api_url,
+                graphql_url=settings.graphql_url,
+                policy=RetryPolicy(write_interval=settings.write_interval),
+                on_response=metrics.observe_github_response,
+            )
+        yield
+        await session.close()
+
+    async def workers_ctx(app: web.Application) -> AsyncIterator[None]:
+        if start_workers and settings.configured:
+            pool.start()
+        yield
+        await pool.close()
+
+    app.cleanup_ctx.extend([storage_ctx, http_ctx, workers_ctx])
+
+    app.router.add_get("/", _index)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/metrics", _metrics)
+    if settings.configured and settings.webhook_secret is not None:
+        handler = make_webhook_handler(
+            store, settings.webhook_secret.get_secret_value(), metrics, pool.notify, clock
+        )
+        app.router.add_post(settings.webhook_path, handler)
+    else:
+        app.router.add_post(settings.webhook_path, _not_configured)
+    return app
+
+
+async def _index(request: web.Request) -> web.Response:
+    settings = request.app[SETTINGS]
+    if not settings.configured:
+        return web.Response(text=render_setup_page(settings), content_type="text/html")
+    counts = await request.app[STORAGE].count_deliveries()
+    return web.Response(
+        text=render_status_page(settings, counts, __version__), content_type="text/html"
+    )
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    try:
+        healthy = await request.app[STORAGE].ping()
+    except Exception:  # any storage failure means "unhealthy"
+        log.exception("health check: storage did not answer")
+        healthy = False
+    status = 200 if healthy else 503
+    return web.json_response(
+        {"status": "ok" if healthy else "unavailable", "storage": healthy}, status=status
+    )
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    metrics = request.app[METRICS]
+    try:
+        metrics.set_queue_depth(await request.app[STORAGE].count_deliveries())
+    except Exception:  # metrics must still render when storage is down
+        log.exception("metrics: could not read queue depth")
+    return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def _not_configured(request: web.Request) -> web.Response:
+    return web.json_response(
+        {"ok": False, "error": "judge-bot is not configured yet: set APP_ID (see /)"},
+        status=503,
+    )

@@ -1,0 +1,107 @@
+"""Turns a stored delivery into handler calls, isolating each handler's failure.
+
+gidgethub's `Router.dispatch` runs callbacks in no fixed order and stops at the first
+exception, so one broken feature would starve the others and a retry would repeat the
+ones that had already acted. Here every handler runs; each success is remembered per
+delivery (storage kv), and only the handlers that failed run again on a retry.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from gidgethub.routing import Router
+from gidgethub.sansio import Event
+
+from bot.storage.base import Delivery, Storage
+
+log = logging.getLogger(__name__)
+
+HANDLED_NAMESPACE = "delivery-handled"
+
+
+@dataclass
+class Context:
+    """What a handler receives besides the event. Handlers never build clients."""
+
+    delivery: Delivery
+    storage: Storage
+    services: dict[str, Any] = field(default_factory=dict)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @property
+    def installation_id(self) -> int | None:
+        return self.delivery.installation_id
+
+    def log_extra(self) -> dict[str, Any]:
+        return {
+            "delivery_id": self.delivery.delivery_id,
+            "event": self.delivery.event,
+            "action": self.delivery.action,
+            "installation": self.delivery.installation_id,
+            "repository": self.delivery.repository,
+        }
+
+
+Handler = Callable[[Event, Context], Awaitable[None]]
+
+
+class HandlerFailures(Exception):
+    """One or more handlers failed for a delivery; the others completed."""
+
+    def __init__(self, failures: dict[str, BaseException]) -> None:
+        self.failures = failures
+        summary = "; ".join(
+            f"{name}: {type(exc).__name__}: {exc}" for name, exc in failures.items()
+        )
+        super().__init__(summary)
+
+
+def handler_name(callback: Callable[..., Any]) -> str:
+    return f"{callback.__module__}.{callback.__qualname__}"
+
+
+def event_from_delivery(delivery: Delivery) -> Event:
+    data = json.loads(delivery.body)
+    return Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        router: Router,
+        storage: Storage,
+        services: dict[str, Any] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.router = router
+        self.storage = storage
+        self.services = services if services is not None else {}
+        self.clock = clock
+
+    async def __call__(self, delivery: Delivery) -> None:
+        event = event_from_delivery(delivery)
+        context = Context(delivery, self.storage, self.services, self.clock)
+        callbacks = sorted(self.router.fetch(event), key=handler_name)
+        failures: dict[str, BaseException] = {}
+        for callback in callbacks:
+            name = handler_name(callback)
+            memo_key = f"{delivery.delivery_id}:{name}"
+            if await self.storage.kv_get(HANDLED_NAMESPACE, memo_key) is not None:
+                continue
+            try:
+                await callback(event, context)
+            except Exception as exc:
+                failures[name] = exc
+                log.warning(
+                    "handler %s failed: %s", name, exc, exc_info=exc, extra=context.log_extra()
+                )
+                continue
+            await self.storage.kv_put(HANDLED_NAMESPACE, memo_key, {"at": self.clock().isoformat()})
+        if failures:
+            raise HandlerFailures(failures)

@@ -1,0 +1,85 @@
+"""Remember where the App is installed, so later features know which repositories it serves."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gidgethub.routing import Router
+from gidgethub.sansio import Event
+
+from bot.dispatch import Context
+from bot.storage.base import Installation
+
+log = logging.getLogger(__name__)
+router = Router()
+
+
+def installation_from_payload(
+    payload: Mapping[str, Any], suspended: bool, now: datetime
+) -> Installation:
+    """Pure: the stored view of an `installation` object from a webhook payload."""
+    installation = payload["installation"]
+    account = installation.get("account") or {}
+    return Installation(
+        installation_id=int(installation["id"]),
+        account=str(account.get("login", "")),
+        account_type=str(account.get("type", "")),
+        repository_selection=str(installation.get("repository_selection", "selected")),
+        suspended=suspended,
+        updated_at=now,
+    )
+
+
+def repository_names(entries: Any) -> list[str]:
+    if not isinstance(entries, list):
+        return []
+    return [str(entry["full_name"]) for entry in entries if isinstance(entry, dict)]
+
+
+@router.register("installation", action="created")
+@router.register("installation", action="new_permissions_accepted")
+@router.register("installation", action="unsuspend")
+async def installation_active(event: Event, context: Context) -> None:
+    installation = installation_from_payload(event.data, suspended=False, now=context.clock())
+    await context.storage.upsert_installation(installation)
+    added = repository_names(event.data.get("repositories"))
+    if added:
+        await context.storage.update_installation_repositories(
+            installation.installation_id, added, ()
+        )
+    log.info(
+        "installation %s on %s (%d repositories)",
+        event.data.get("action"),
+        installation.account,
+        len(added),
+        extra=context.log_extra(),
+    )
+
+
+@router.register("installation", action="suspend")
+async def installation_suspended(event: Event, context: Context) -> None:
+    await context.storage.upsert_installation(
+        installation_from_payload(event.data, suspended=True, now=context.clock())
+    )
+    log.info("installation suspended", extra=context.log_extra())
+
+
+@router.register("installation", action="deleted")
+async def installation_deleted(event: Event, context: Context) -> None:
+    await context.storage.delete_installation(int(event.data["installation"]["id"]))
+    log.info("installation deleted", extra=context.log_extra())
+
+
+@router.register("installation_repositories")
+async def repositories_changed(event: Event, context: Context) -> None:
+    installation = installation_from_payload(event.data, suspended=False, now=context.clock())
+    if await context.storage.get_installation(installation.installation_id) is None:
+        await context.storage.upsert_installation(installation)
+    await context.storage.update_installation_repositories(
+        installation.installation_id,
+        repository_names(event.data.get("repositories_added")),
+        repository_names(event.data.get("repositories_removed")),
+    )

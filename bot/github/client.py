@@ -1,0 +1,346 @@
+"""A gidgethub client that respects GitHub's rate limits, and the App that hands clients out.
+
+Exceptions::
+
+    GitHubClientError
+     ├── RateLimitExceeded     GitHub asked us to wait longer than we may, or kept refusing
+     └── GitHubUnavailable     the connection kept failing after every retry
+
+A 5xx that outlasts every retry is handed back to gidgethub, which raises its own
+`gidgethub.GitHubBroken`; other 4xx answers surface as gidgethub's usual `HTTPException`s.
+
+Authorization is added in `_request`, per attempt, from a callback: an installation client asks
+the token cache every time, so a long-lived client never sends an expired token. Headers are never
+logged and never put into exception messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+import aiohttp
+import gidgethub.aiohttp
+from cachetools import LRUCache
+
+from bot.github.auth import AppAuthError, InstallationTokenCache, make_app_jwt
+
+log = logging.getLogger(__name__)
+
+GITHUB_API_URL = "https://api.github.com"
+WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+RATE_LIMIT_STATUSES = frozenset({403, 429})
+RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
+
+ResponseHook = Callable[[str, str, int, Mapping[str, str]], None]
+AuthorizationSource = Callable[[], Awaitable[str]]
+
+
+class GitHubClientError(Exception):
+    """Base of the errors this client raises itself."""
+
+
+class RateLimitExceeded(GitHubClientError):
+    """GitHub's rate limit would need a longer wait than allowed, or retries ran out."""
+
+
+class GitHubUnavailable(GitHubClientError):
+    """GitHub could not be reached after every retry."""
+
+
+def _wall_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Clocks and sleep, injectable so tests never wait on wall time."""
+
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    now: Callable[[], datetime] = _wall_now
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. Defaults follow GitHub's published guidance for integrators."""
+
+    max_attempts: int = 5  # per request, for 5xx answers and connection failures
+    backoff_base: float = 0.5
+    backoff_cap: float = 8.0
+    max_rate_limit_wait: float = 300.0
+    max_rate_limit_retries: int = 3
+    # GitHub: "if you hit a secondary rate limit without retry-after, wait at least a minute".
+    secondary_limit_wait: float = 60.0
+    write_interval: float = 1.0
+
+
+def backoff_delay(failures: int, policy: RetryPolicy) -> float:
+    """Capped exponential delay after the given number of consecutive failures (1-based)."""
+    return float(min(policy.backoff_cap, policy.backoff_base * 2 ** (failures - 1)))
+
+
+def rate_limit_delay(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: datetime,
+    policy: RetryPolicy,
+) -> float | None:
+    """Seconds GitHub asks us to wait before retrying, or None if this is no rate-limit answer."""
+    if status not in RATE_LIMIT_STATUSES:
+        return None
+    retry_after = headers.get("retry-after")
+    if retry_after is not None:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            return policy.secondary_limit_wait
+    if headers.get("x-ratelimit-remaining") == "0":
+        try:
+            reset = float(headers["x-ratelimit-reset"])
+        except (KeyError, ValueError):
+            return policy.secondary_limit_wait
+        return max(0.0, reset - now.timestamp())
+    if status == 429 or b"secondary rate limit" in body.lower():
+        return policy.secondary_limit_wait
+    # A plain 403 is a permission answer; retrying would not change it.
+    return None
+
+
+class WritePacer:
+    """Serialises content-creating requests and keeps them a minimum interval apart.
+
+    GitHub's secondary rate limits punish bursts of writes; one pacer is shared by every client of
+    an installation.
+    """
+
+    def __init__(self, interval: float, timing: Timing) -> None:
+        self._interval = interval
+        self._timing = timing
+        self._lock = asyncio.Lock()
+        self._last_done: float | None = None
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        async with self._lock:
+            if self._last_done is not None:
+                wait = self._last_done + self._interval - self._timing.monotonic()
+                if wait > 0:
+                    await self._timing.sleep(wait)
+            try:
+                yield
+            finally:
+                self._last_done = self._timing.monotonic()
+
+
+def _describe(method: str, url: str) -> str:
+    # Only method and path: query strings can hold search text that does not belong in errors.
+    return f"{method} {urlsplit(url).path}"
+
+
+class GitHubClient(gidgethub.aiohttp.GitHubAPI):
+    """gidgethub over a shared aiohttp session, with rate-limit waits, retries and write pacing."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        requester: str,
+        *,
+        base_url: str = GITHUB_API_URL,
+        graphql_url: str | None = None,
+        authorization: AuthorizationSource | None = None,
+        policy: RetryPolicy | None = None,
+        timing: Timing | None = None,
+        pacer: WritePacer | None = None,
+        on_response: ResponseHook | None = None,
+    ) -> None:
+        super().__init__(session, requester, base_url=base_url)
+        self.graphql_url = graphql_url or graphql_url_for(base_url)
+        self._authorization = authorization
+        self._policy = policy or RetryPolicy()
+        self._timing = timing or Timing()
+        self._pacer = pacer
+        self._on_response = on_response
+
+    async def sleep(self, seconds: float) -> None:
+        await self._timing.sleep(seconds)
+
+    async def graphql(self, query: str, *, endpoint: str | None = None, **variables: Any) -> Any:
+        """GraphQL against this client's endpoint (gidgethub's default would be github.com)."""
+        return await super().graphql(query, endpoint=endpoint or self.graphql_url, **variables)
+
+    async def _request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        if self._pacer is not None and method in WRITE_METHODS and url != self.graphql_url:
+            async with self._pacer.slot():
+                return await self._request_with_retries(method, url, headers, body)
+        return await self._request_with_retries(method, url, headers, body)
+
+    async def _request_with_retries(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        policy = self._policy
+        failures = 0
+        rate_limited = 0
+        while True:
+            send_headers = dict(headers)
+            if self._authorization is not None and "authorization" not in send_headers:
+                send_headers["authorization"] = await self._authorization()
+            try:
+                status, resp_headers, data = await super()._request(method, url, send_headers, body)
+            except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+                failures += 1
+                if failures >= policy.max_attempts:
+                    raise GitHubUnavailable(
+                        f"{_describe(method, url)}: no connection after {failures} attempts"
+                    ) from exc
+                delay = backoff_delay(failures, policy)
+                log.warning(
+                    "github connection failed, retrying",
+                    extra={"request": _describe(method, url), "delay": delay},
+                )
+                await self._timing.sleep(delay)
+                continue
+            if self._on_response is not None:
+                self._on_response(method, url, status, resp_headers)
+            wait = rate_limit_delay(status, resp_headers, data, self._timing.now(), policy)
+            if wait is not None:
+                rate_limited += 1
+                if wait > policy.max_rate_limit_wait:
+                    raise RateLimitExceeded(
+                        f"{_describe(method, url)}: GitHub asks to wait {wait:.0f}s, "
+                        f"more than the allowed {policy.max_rate_limit_wait:.0f}s"
+                    )
+                if rate_limited > policy.max_rate_limit_retries:
+                    raise RateLimitExceeded(
+                        f"{_describe(method, url)}: still rate limited after "
+                        f"{policy.max_rate_limit_retries} waits"
+                    )
+                log.warning(
+                    "github rate limit, waiting",
+                    extra={"request": _describe(method, url), "status": status, "delay": wait},
+                )
+                await self._timing.sleep(wait)
+                continue
+            if status in RETRYABLE_SERVER_STATUSES:
+                failures += 1
+                if failures < policy.max_attempts:
+                    delay = backoff_delay(failures, policy)
+                    log.warning(
+                        "github server error, retrying",
+                        extra={"request": _describe(method, url), "status": status, "delay": delay},
+                    )
+                    await self._timing.sleep(delay)
+                    continue
+            return status, resp_headers, data
+
+
+def graphql_url_for(api_url: str) -> str:
+    """GraphQL endpoint for a REST base; GHES `https://HOST/api/v3` maps to `/api/graphql`."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base.removesuffix("/v3") + "/graphql"
+    return base + "/graphql"
+
+
+def _parse_expiry(value: object) -> datetime:
+    if not isinstance(value, str):
+        raise AppAuthError("installation token response has no expires_at")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise AppAuthError("installation token response has an unreadable expires_at") from None
+    if parsed.tzinfo is None:
+        raise AppAuthError("installation token expires_at has no timezone")
+    return parsed
+
+
+@dataclass
+class GitHubApp:
+    """The App's identity plus everything clients share: session, token cache, write pacers."""
+
+    app_id: str
+    private_key: str = field(repr=False)
+    session: aiohttp.ClientSession = field(repr=False)
+    api_url: str = GITHUB_API_URL
+    graphql_url: str = ""
+    requester: str = "judge-bot"
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    timing: Timing = field(default_factory=Timing)
+    on_response: ResponseHook | None = None
+    cache_size: int = 1024
+    tokens: InstallationTokenCache = field(init=False, repr=False)
+    _pacers: LRUCache[int, WritePacer] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.api_url = self.api_url.rstrip("/")
+        if not self.graphql_url:
+            self.graphql_url = graphql_url_for(self.api_url)
+        self.tokens = InstallationTokenCache(
+            self._fetch_token, clock=self.timing.now, maxsize=self.cache_size
+        )
+        self._pacers = LRUCache(maxsize=self.cache_size)
+
+    def _client(self, authorization: AuthorizationSource, pacer: WritePacer | None) -> GitHubClient:
+        return GitHubClient(
+            self.session,
+            self.requester,
+            base_url=self.api_url,
+            graphql_url=self.graphql_url,
+            authorization=authorization,
+            policy=self.policy,
+            timing=self.timing,
+            pacer=pacer,
+            on_response=self.on_response,
+        )
+
+    async def _app_authorization(self) -> str:
+        return "Bearer " + make_app_jwt(self.app_id, self.private_key, self.timing.now())
+
+    def app_client(self) -> GitHubClient:
+        """A client authenticated as the App (JWT); for `/app/...` endpoints only."""
+        # Unpaced: the token-creation POST must never queue behind an installation's writes.
+        return self._client(self._app_authorization, pacer=None)
+
+    def _pacer(self, installation_id: int) -> WritePacer:
+        pacer = self._pacers.get(installation_id)
+        if pacer is None:
+            pacer = WritePacer(self.policy.write_interval, self.timing)
+            self._pacers[installation_id] = pacer
+        return pacer
+
+    async def installation_client(self, installation_id: int) -> GitHubClient:
+        """A client acting as one installation; its token is refreshed as needed."""
+        await self.tokens.get(installation_id)  # fail here, not on the first call, if we cannot
+
+        async def authorization() -> str:
+            return "token " + await self.tokens.get(installation_id)
+
+        return self._client(authorization, pacer=self._pacer(installation_id))
+
+    async def graphql(self, installation_id: int, query: str, **variables: Any) -> dict[str, Any]:
+        """Run a GraphQL query as the installation and return its `data`."""
+        client = await self.installation_client(installation_id)
+        data = await client.graphql(query, **variables)
+        if not isinstance(data, dict):
+            raise GitHubClientError("GraphQL answer has no data object")
+        return cast(dict[str, Any], data)
+
+    async def _fetch_token(self, installation_id: int) -> tuple[str, datetime]:
+        answer = await self.app_client().post(
+            "/app/installations/{installation_id}/access_tokens",
+            {"installation_id": installation_id},
+            data=b"",
+        )
+        if not isinstance(answer, dict) or not isinstance(answer.get("token"), str):
+            raise AppAuthError("installation token response has no token")
+        return answer["token"], _parse_expiry(answer.get("expires_at"))

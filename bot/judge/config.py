@@ -1,0 +1,260 @@
+"""Judge configuration: typed settings read from `JUDGE_*` environment variables.
+
+Built where the process starts (CLI, app factory) or directly in tests with keyword
+arguments; nothing here reads the environment at import.
+
+Endpoints resolve per tier: `JUDGE_<TIER>_BASE_URL` / `_API_KEY` / `_PROVIDER` fall back
+to `JUDGE_LLM_BASE_URL` / `JUDGE_LLM_API_KEY` / `JUDGE_LLM_PROVIDER`, and then (for the
+base URL only, when a key is set) to the provider's public endpoint. A tier runs only
+when it has a model and a base URL. Families default to
+`authorship.family_of_model(model)`.
+
+The four-eyes rule starts here: two tiers of one family would not be independent, so
+such a config is refused unless `JUDGE_ALLOW_SHARED_FAMILY=true` (`validate_tiers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from bot.judge.authorship import family_of_model
+from bot.judge.providers import DEFAULT_BASE_URLS
+from bot.judge.records import Tier
+
+ProviderName = Literal["openai", "anthropic"]
+JudgeMode = Literal["advisory", "blocking"]
+
+TIER_ORDER: tuple[Tier, ...] = (Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER)
+DEFAULT_WATCHED_PATHS = (
+    "research/**/*.md",
+    "knowledge/**/*.md",
+    "docs/**/*.md",
+    "plans/**/*.md",
+)
+
+
+class TierConfigError(ValueError):
+    """The tiers cannot form an independent panel."""
+
+
+def validate_tiers(families: Mapping[Tier, str], *, allow_shared_family: bool) -> None:
+    """Check the configured tiers (tier -> family of its model).
+
+    Tiers must be configured in order (deep needs quick, the tiebreaker needs both),
+    and unless `allow_shared_family`, no two tiers may share a family. Raises
+    `TierConfigError` naming every problem.
+    """
+    problems: list[str] = []
+    for index, tier in enumerate(TIER_ORDER):
+        if tier in families:
+            missing = [t.value for t in TIER_ORDER[:index] if t not in families]
+            if missing:
+                problems.append(
+                    f"the {tier.value} tier is configured but {', '.join(missing)} is not "
+                    "(tiers run in order quick -> deep -> tiebreaker)"
+                )
+    if not allow_shared_family:
+        by_family: dict[str, list[str]] = {}
+        for tier in TIER_ORDER:
+            if tier in families:
+                by_family.setdefault(families[tier].lower(), []).append(tier.value)
+        for family, tiers in by_family.items():
+            if len(tiers) > 1:
+                problems.append(
+                    f"tiers {' and '.join(tiers)} share the model family {family!r}; judges of "
+                    "one family are not independent (set JUDGE_<TIER>_FAMILY if the family was "
+                    "guessed wrong, or JUDGE_ALLOW_SHARED_FAMILY=true to accept it)"
+                )
+    if problems:
+        raise TierConfigError("invalid judge tiers: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One judge seat: a model on an endpoint, and its budget for one call."""
+
+    model: str
+    family: str
+    provider: str
+    base_url: str
+    api_key: SecretStr | None
+    timeout: float
+    max_chars: int
+
+    def endpoint_key(self) -> tuple[str, str, str]:
+        key = self.api_key.get_secret_value() if self.api_key is not None else ""
+        return (self.provider, self.base_url, key)
+
+
+def parse_alternate(entry: str, default_provider: str) -> tuple[str, str]:
+    """`provider:model` or `model` -> (provider, model). Only a known provider name counts
+    as a prefix, so model ids with colons (`llama3:70b`) stay intact."""
+    head, sep, tail = entry.partition(":")
+    if sep and head.strip() in DEFAULT_BASE_URLS and tail.strip():
+        return head.strip(), tail.strip()
+    return default_provider, entry.strip()
+
+
+def _split_list(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class JudgeConfig(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", frozen=True)
+
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_provider: ProviderName = "openai"
+
+    quick_model: str | None = None
+    deep_model: str | None = None
+    tiebreaker_model: str | None = None
+    quick_base_url: str | None = None
+    deep_base_url: str | None = None
+    tiebreaker_base_url: str | None = None
+    quick_api_key: SecretStr | None = None
+    deep_api_key: SecretStr | None = None
+    tiebreaker_api_key: SecretStr | None = None
+    quick_provider: ProviderName | None = None
+    deep_provider: ProviderName | None = None
+    tiebreaker_provider: ProviderName | None = None
+    quick_family: str | None = None
+    deep_family: str | None = None
+    tiebreaker_family: str | None = None
+
+    alternate_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    allow_shared_family: bool = False
+
+    quick_timeout: float = Field(default=45.0, gt=0)
+    deep_timeout: float = Field(default=60.0, gt=0)
+    tiebreaker_timeout: float = Field(default=45.0, gt=0)
+    wall_clock_budget: float = Field(default=180.0, gt=0)
+    quick_max_chars: int = Field(default=4000, ge=200)
+    deep_max_chars: int = Field(default=32000, ge=200)
+    tiebreaker_max_chars: int = Field(default=32000, ge=200)
+    max_output_tokens: int = Field(default=1024, ge=64)
+
+    throttle_per_hour: int = Field(default=20, ge=0)
+    daily_call_budget: int | None = Field(default=500, ge=0)
+    daily_token_budget: int | None = Field(default=None, ge=0)
+
+    authorship_patterns: dict[str, str] | None = None
+
+    mode: JudgeMode = "advisory"
+    paths: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_WATCHED_PATHS)
+    )
+    authors: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
+    @field_validator("alternate_models", "paths", "authors", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        return _split_list(value)
+
+    @model_validator(mode="after")
+    def _independent_tiers(self) -> JudgeConfig:
+        validate_tiers(
+            {tier: seat.family for tier, seat in self.tiers().items()},
+            allow_shared_family=self.allow_shared_family,
+        )
+        return self
+
+    # -- resolution ----------------------------------------------------------
+    def _tier_value(self, tier: Tier, name: str) -> Any:
+        return getattr(self, f"{tier.value}_{name}")
+
+    def _endpoint(
+        self,
+        *,
+        model: str,
+        provider: str,
+        base_url: str | None,
+        api_key: SecretStr | None,
+        family: str | None,
+        timeout: float,
+        max_chars: int,
+    ) -> Endpoint | None:
+        if base_url is None and api_key is not None:
+            base_url = DEFAULT_BASE_URLS[provider]
+        if base_url is None:
+            return None
+        return Endpoint(
+            model=model,
+            family=(family or family_of_model(model, self.authorship_patterns)).lower(),
+            provider=provider,
+            base_url=base_url.rstrip("/"),
+            api_key=api_key,
+            timeout=timeout,
+            max_chars=max_chars,
+        )
+
+    def tiers(self) -> dict[Tier, Endpoint]:
+        """The tiers that can run (model and endpoint known), in protocol order."""
+        out: dict[Tier, Endpoint] = {}
+        for tier in TIER_ORDER:
+            model = self._tier_value(tier, "model")
+            if not model:
+                continue
+            seat = self._endpoint(
+                model=model,
+                provider=self._tier_value(tier, "provider") or self.llm_provider,
+                base_url=self._tier_value(tier, "base_url") or self.llm_base_url,
+                api_key=self._tier_value(tier, "api_key") or self.llm_api_key,
+                family=self._tier_value(tier, "family"),
+                timeout=self._tier_value(tier, "timeout"),
+                max_chars=self._tier_value(tier, "max_chars"),
+            )
+            if seat is not None:
+                out[tier] = seat
+        return out
+
+    def alternates(self, tier: Tier) -> list[Endpoint]:
+        """Stand-ins for `tier` when its family authored the change, in configured order.
+
+        An alternate reuses the endpoint of the first tier speaking its provider, else
+        the global endpoint when the provider matches, else the provider's public
+        endpoint with the global key.
+        """
+        tiers = self.tiers()
+        out: list[Endpoint] = []
+        for entry in self.alternate_models:
+            provider, model = parse_alternate(entry, self.llm_provider)
+            same = next((seat for seat in tiers.values() if seat.provider == provider), None)
+            if same is not None:
+                base_url: str | None = same.base_url
+                api_key = same.api_key
+            elif provider == self.llm_provider:
+                base_url, api_key = self.llm_base_url, self.llm_api_key
+            else:
+                base_url, api_key = DEFAULT_BASE_URLS[provider], self.llm_api_key
+            seat = self._endpoint(
+                model=model,
+                provider=provider,
+                base_url=base_url,
+                api_key=api_key,
+                family=None,
+                timeout=self._tier_value(tier, "timeout"),
+                max_chars=self._tier_value(tier, "max_chars"),
+            )
+            if seat is not None:
+                out.append(seat)
+        return out
+
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.tiers())
+
+
+def describe_tiers(config: JudgeConfig) -> Sequence[str]:
+    """Human-readable tier lines without secrets (for logs and `--help`-style output)."""
+    return [
+        f"{tier.value}: {seat.model} ({seat.family}) via {seat.provider} {seat.base_url}"
+        for tier, seat in config.tiers().items()
+    ]

@@ -1,0 +1,106 @@
+"""Cost controls as pure functions: the verdict-cache key and admission decisions.
+
+The engine does the I/O (storage kv for the cache, storage usage counters for the
+throttle and the budgets); these functions decide from the numbers it read.
+
+- Cache key: sha256 over (rubric, the models that would judge, prompt version, content
+  hash). The content hash covers everything the models would see (task text, file paths
+  and contents, the sensitive flag), so a repeated change costs no call, while a new
+  prompt version or a different panel (e.g. after four-eyes substitution) misses.
+- Throttle: at most `throttle_per_hour` judgments that reach the models per scope
+  (a repository, say) in any sliding hour (seed 002: 20/hour against runaway cost).
+- Daily budgets: model calls and tokens across every scope since 00:00 UTC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from bot.judge.records import JudgedFile, TaskSpec
+
+CACHE_NAMESPACE = "verdict-cache"
+DAILY_CALLS_SCOPE = "judge:model-calls"
+DAILY_TOKENS_SCOPE = "judge:tokens"
+
+
+def throttle_scope(scope: str) -> str:
+    return f"judge:judgments:{scope}"
+
+
+def content_hash(task: TaskSpec, files: Sequence[JudgedFile], *, sensitive: bool) -> str:
+    """Hash of what the judges are shown. The task id is left out on purpose: the same
+    content under another id is the same question."""
+    canonical = {
+        "description": task.description,
+        "acceptance": task.acceptance,
+        "directives": list(task.directives),
+        "sensitive": sensitive,
+        "files": sorted(
+            [f.path, f.status, f.content, f.added_lines]
+            for f in files  # sorted: file order carries no meaning
+        ),
+    }
+    blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cache_key(*, rubric: str, tier_models: Sequence[str], prompt_version: str, content: str) -> str:
+    parts = json.dumps([rubric, list(tier_models), prompt_version, content])
+    return hashlib.sha256(parts.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Counters read from storage just before a judgment."""
+
+    judgments_last_hour: int
+    calls_today: int
+    tokens_today: int
+
+
+@dataclass(frozen=True)
+class Limits:
+    throttle_per_hour: int
+    daily_call_budget: int | None
+    daily_token_budget: int | None
+
+
+def hour_window_start(now: datetime) -> datetime:
+    return now - timedelta(hours=1)
+
+
+def day_window_start(now: datetime) -> datetime:
+    utc = now.astimezone(UTC)
+    return utc.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def admission(usage: Usage, limits: Limits, *, scope: str) -> str | None:
+    """None when a judgment may call models; otherwise the reason it may not."""
+    if usage.judgments_last_hour >= limits.throttle_per_hour:
+        return (
+            f"throttled: {usage.judgments_last_hour} judgments in the last hour for scope "
+            f"{scope!r} (limit {limits.throttle_per_hour}/hour)"
+        )
+    if limits.daily_call_budget is not None and usage.calls_today >= limits.daily_call_budget:
+        return (
+            f"daily budget exhausted: {usage.calls_today} model calls today "
+            f"(budget {limits.daily_call_budget})"
+        )
+    if limits.daily_token_budget is not None and usage.tokens_today >= limits.daily_token_budget:
+        return (
+            f"daily budget exhausted: {usage.tokens_today} tokens today "
+            f"(budget {limits.daily_token_budget})"
+        )
+    return None
+
+
+def calls_left_today(usage: Usage, limits: Limits) -> int | None:
+    """Model calls still allowed today (None: unlimited). The engine stops a protocol
+    mid-way when this reaches zero, so a budget cannot be overshot by two calls."""
+    if limits.daily_call_budget is None:
+        return None
+    return max(0, limits.daily_call_budget - usage.calls_today)

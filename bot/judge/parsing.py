@@ -1,0 +1,304 @@
+"""Turning a model's reply into a validated `RubricAnswer`, or refusing to.
+
+Rules (any other input is a `ParseError`, which the engine records as an
+undetermined round; a score is never guessed):
+
+* Extraction (`extract_json_object`): the whole reply is tried as JSON first;
+  then each fenced block (```json ... ``` or bare ```), then every top-level
+  `{...}` object embedded in prose. A reply whose whole text is JSON but not an
+  object (an array, a number) is refused rather than searched.
+* Among several objects, the ones carrying a verdict key (`scores`, `verdict`,
+  `dimensions`, `pass`, or a rubric dimension) are candidates. Exactly one
+  distinct candidate must remain: two different verdict-like objects are
+  ambiguous (a model drafting twice, or quoting an object out of the file under
+  review) and are refused.
+* Numbers may be JSON numbers or numeric strings ("4", "4.0", " 0.85 ").
+  Booleans, NaN, infinities, fractions like "4/5" and words are refused.
+* Scores may be nested (`{"scores": {...}}`, `{"dimensions": {...}}`, or a
+  per-dimension `{"score": n}`) or flat at top level; keys are matched
+  case-insensitively with spaces and hyphens read as underscores. Nested and
+  flat values that disagree are refused. A missing dimension is refused.
+* A missing average is computed. A reported average that disagrees with the
+  scores by more than `AVERAGE_TOLERANCE` is replaced by the computed one and the
+  reported value is kept in `extra["reported_average"]`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bot.judge.rubrics import Rubric, RubricAnswer
+
+AVERAGE_TOLERANCE = 0.01
+DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensions", "pass"})
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class ParseError(ValueError):
+    """The reply holds no single valid verdict object for the rubric."""
+
+
+def norm_key(key: str) -> str:
+    """`Missing Items`, `missing-items` and `missingItems` all become `missing_items`."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key.strip())
+    return re.sub(r"[\s\-]+", "_", spaced).lower()
+
+
+def normalized(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Keys normalised; two keys that collide after normalising are refused."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            raise ParseError("object keys must be strings")
+        nk = norm_key(key)
+        if nk in out and out[nk] != value:
+            raise ParseError(f"conflicting values for key {nk!r}")
+        out[nk] = value
+    return out
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ParseError(f"non-finite number {name} is not allowed")
+
+
+def _embedded_objects(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object that decodes cleanly somewhere in `text`."""
+    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    found: list[dict[str, Any]] = []
+    pos = text.find("{")
+    while pos != -1:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, ParseError):
+            pos = text.find("{", pos + 1)
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        pos = text.find("{", end)
+    return found
+
+
+def _is_candidate(obj: Mapping[str, Any], keys: frozenset[str]) -> bool:
+    return any(isinstance(k, str) and norm_key(k) in keys for k in obj)
+
+
+def _pick(objects: Iterable[dict[str, Any]], keys: frozenset[str]) -> dict[str, Any] | None:
+    distinct: list[dict[str, Any]] = []
+    for obj in objects:
+        if _is_candidate(obj, keys) and obj not in distinct:
+            distinct.append(obj)
+    if len(distinct) > 1:
+        raise ParseError(f"{len(distinct)} different verdict objects in the reply; ambiguous")
+    return distinct[0] if distinct else None
+
+
+def extract_json_object(
+    text: str, verdict_keys: Iterable[str] = DEFAULT_VERDICT_KEYS
+) -> dict[str, Any]:
+    """The single verdict object in a model reply."""
+    keys = frozenset(norm_key(k) for k in verdict_keys)
+    stripped = text.strip()
+    if not stripped:
+        raise ParseError("empty reply")
+    try:
+        whole = _loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    else:
+        if not isinstance(whole, dict):
+            raise ParseError(f"reply is JSON {type(whole).__name__}, not an object")
+        return whole
+
+    fenced: list[dict[str, Any]] = []
+    for match in _FENCE.finditer(stripped):
+        body = match.group(2).strip()
+        try:
+            value = _loads(body)
+        except json.JSONDecodeError:
+            fenced.extend(_embedded_objects(body))
+            continue
+        if isinstance(value, dict):
+            fenced.append(value)
+    picked = _pick(fenced, keys)
+    if picked is not None:
+        return picked
+
+    embedded = _embedded_objects(stripped)
+    picked = _pick(embedded, keys)
+    if picked is not None:
+        return picked
+    if len(embedded) == 1:
+        return embedded[0]
+    if embedded:
+        raise ParseError("several JSON objects in the reply and none looks like a verdict")
+    raise ParseError("no JSON object in the reply")
+
+
+def to_number(value: Any, what: str) -> float:
+    """A finite number from a JSON number or numeric string; never a bool."""
+    if isinstance(value, bool):
+        raise ParseError(f"{what}: a boolean is not a number")
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        number = value
+    elif isinstance(value, str):
+        candidate = value.strip()
+        if not _NUMBER.fullmatch(candidate):
+            raise ParseError(f"{what}: {value!r} is not a number")
+        number = float(candidate)
+    else:
+        raise ParseError(f"{what}: {type(value).__name__} is not a number")
+    if not math.isfinite(number):
+        raise ParseError(f"{what}: not finite")
+    return number
+
+
+def to_int_score(value: Any, what: str, low: int, high: int) -> int:
+    number = to_number(value, what)
+    if not number.is_integer():
+        raise ParseError(f"{what}: {number} is not a whole score")
+    score = int(number)
+    if not low <= score <= high:
+        raise ParseError(f"{what}: {score} is outside {low}-{high}")
+    return score
+
+
+def to_unit_score(value: Any, what: str) -> float:
+    number = to_number(value, what)
+    if not 0.0 <= number <= 1.0:
+        raise ParseError(f"{what}: {number} is outside 0.0-1.0")
+    return number
+
+
+def _unwrap_score(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        inner = normalized(value)
+        for key in ("score", "value", "rating"):
+            if key in inner:
+                return inner[key]
+        raise ParseError("a nested score object needs a 'score' field")
+    return value
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return to_number(a, "score") == to_number(b, "score")
+    except ParseError:
+        return bool(a == b)
+
+
+def raw_scores(
+    obj: Mapping[str, Any], dimensions: Iterable[str], nested_keys: Iterable[str] = ("scores",)
+) -> dict[str, Any]:
+    """Unvalidated score values for each dimension, nested or flat."""
+    top = normalized(obj)
+    nested: dict[str, Any] = {}
+    for key in nested_keys:
+        block = top.get(key)
+        if block is None:
+            continue
+        if not isinstance(block, Mapping):
+            raise ParseError(f"{key!r} must be an object")
+        for k, v in normalized(block).items():
+            if k in nested and nested[k] != v:
+                raise ParseError(f"conflicting nested values for {k!r}")
+            nested[k] = v
+    out: dict[str, Any] = {}
+    for dim in dimensions:
+        flat_present = dim in top
+        if dim in nested:
+            value = _unwrap_score(nested[dim])
+            if flat_present and not _same_value(_unwrap_score(top[dim]), value):
+                raise ParseError(f"{dim}: nested and top-level scores disagree")
+            out[dim] = value
+        elif flat_present:
+            out[dim] = _unwrap_score(top[dim])
+        else:
+            raise ParseError(f"missing score for {dim!r}")
+    return out
+
+
+def text_field(obj: Mapping[str, Any], *keys: str) -> str:
+    top = normalized(obj)
+    for key in keys:
+        value = top.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return value.strip()
+        if isinstance(value, list):
+            return "\n".join(str_item(v) for v in value)
+        return json.dumps(value, ensure_ascii=False)
+    return ""
+
+
+def str_item(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, Mapping):
+        inner = normalized(value)
+        for key in ("description", "text", "item", "suggestion"):
+            if isinstance(inner.get(key), str):
+                return str(inner[key]).strip()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def string_list(obj: Mapping[str, Any], *keys: str) -> list[str]:
+    top = normalized(obj)
+    for key in keys:
+        value = top.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            return [value.strip()] if value.strip() else []
+        if isinstance(value, list):
+            return [s for s in (str_item(v) for v in value) if s]
+        raise ParseError(f"{key!r} must be a list of strings")
+    return []
+
+
+def reconcile_average(
+    reported: Any, computed: float, extra: dict[str, Any], tolerance: float = AVERAGE_TOLERANCE
+) -> float:
+    """The computed average; a reported value that is off (or not a number) is kept in extra."""
+    if reported is None:
+        return computed
+    try:
+        value = to_number(reported, "average")
+    except ParseError:
+        extra["reported_average"] = reported if isinstance(reported, str) else repr(reported)
+        extra["average_recomputed"] = True
+        return computed
+    if abs(value - computed) > tolerance:
+        extra["reported_average"] = value
+        extra["average_recomputed"] = True
+    return computed
+
+
+def model_label(obj: Mapping[str, Any], *keys: str) -> str | None:
+    top = normalized(obj)
+    for key in keys:
+        value = top.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip().lower()
+        if isinstance(value, bool):
+            return "pass" if value else "fail"
+    return None
+
+
+def parse_answer(text: str, rubric: Rubric) -> RubricAnswer:
+    """Extract the verdict object from a reply and validate it against the rubric."""
+    obj = extract_json_object(text, rubric.verdict_keys)
+    return rubric.parse(obj)

@@ -1,0 +1,452 @@
+"""LLM providers: two wire protocols behind one small interface.
+
+`OpenAIChatProvider` speaks OpenAI chat completions (`POST {base}/chat/completions`),
+which most proxies and open-model hosts also speak; `AnthropicMessagesProvider` speaks
+Anthropic Messages (`POST {base}/v1/messages`). Both take ONE shared `httpx.AsyncClient`
+(built by the application, never here), a base URL and an API key, and answer
+`complete(model=..., messages=..., ...)` with a `Completion`: the text, token counts and
+latency. The model is a call argument so one provider serves every tier on its endpoint.
+
+Structured output (OpenAI protocol): the request asks for a JSON-schema answer via
+`response_format: {"type": "json_schema", ...}`. Servers that do not support it answer
+400 naming response_format; the provider then retries with `{"type": "json_object"}` and
+then with plain instructions (the schema appended to the system prompt), and remembers
+what worked per base URL in a `StructuredOutputMemory` shared by the providers.
+
+Exceptions (every one carries `provider` and `model`, never an API key):
+
+    ProviderError
+     ├── ProviderTimeout          the call took longer than its timeout
+     ├── ProviderTransportError   connection refused/reset, DNS, protocol errors
+     ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`)
+     │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
+     ├── MalformedResponse        2xx, but not the protocol's JSON envelope
+     └── EmptyAnswer              a valid envelope with no text in it
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import httpx
+
+ProviderKind = Literal["openai", "anthropic"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+_DETAIL_LIMIT = 300
+
+
+class ProviderError(Exception):
+    """Base of every provider failure."""
+
+    def __init__(self, message: str, *, provider: str, model: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+
+
+class ProviderTimeout(ProviderError):
+    pass
+
+
+class ProviderTransportError(ProviderError):
+    pass
+
+
+class ProviderHTTPError(ProviderError):
+    def __init__(
+        self, message: str, *, provider: str, model: str, status: int, detail: str
+    ) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.status = status
+        self.detail = detail
+
+
+class ProviderRateLimited(ProviderHTTPError):
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int,
+        detail: str,
+        retry_after: float | None,
+    ) -> None:
+        super().__init__(message, provider=provider, model=model, status=status, detail=detail)
+        self.retry_after = retry_after
+
+
+class MalformedResponse(ProviderError):
+    pass
+
+
+class EmptyAnswer(ProviderError):
+    pass
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    provider: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+
+class LLMProvider(Protocol):
+    """What the engine needs from a provider."""
+
+    kind: str
+    base_url: str
+
+    async def complete(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        timeout: float,
+        response_schema: Mapping[str, Any] | None = None,
+        schema_name: str = "verdict",
+        max_tokens: int = 1024,
+    ) -> Completion:
+        """One chat turn; raises a `ProviderError` subclass on any failure."""
+        ...
+
+
+class OutputMode(enum.IntEnum):
+    """Structured-output strategies, strongest first."""
+
+    JSON_SCHEMA = 0
+    JSON_OBJECT = 1
+    INSTRUCTIONS = 2
+
+
+@dataclass
+class StructuredOutputMemory:
+    """The strongest output mode each base URL accepted (shared by providers)."""
+
+    modes: dict[str, OutputMode] = field(default_factory=dict)
+
+    def get(self, base_url: str) -> OutputMode:
+        return self.modes.get(base_url, OutputMode.JSON_SCHEMA)
+
+    def downgrade(self, base_url: str, mode: OutputMode) -> None:
+        self.modes[base_url] = max(mode, self.get(base_url))
+
+
+def _scrub(text: str, secret: str) -> str:
+    if secret:
+        text = text.replace(secret, "***")
+    return text[:_DETAIL_LIMIT]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _schema_instruction(schema: Mapping[str, Any]) -> str:
+    return (
+        "Respond with one JSON object only, no prose and no markdown fence, "
+        "matching this JSON Schema:\n" + json.dumps(schema, sort_keys=True)
+    )
+
+
+def _with_instructions(
+    messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any] | None
+) -> list[dict[str, str]]:
+    """Copy the messages, appending the schema to the system prompt when there is one."""
+    out = [dict(m) for m in messages]
+    if schema is None:
+        return out
+    note = _schema_instruction(schema)
+    for message in out:
+        if message.get("role") == "system":
+            message["content"] = message.get("content", "") + "\n\n" + note
+            return out
+    return [{"role": "system", "content": note}, *out]
+
+
+class _HTTPProvider:
+    kind: str = ""
+
+    def __init__(self, client: httpx.AsyncClient, base_url: str, api_key: str) -> None:
+        self._client = client
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+
+    def __repr__(self) -> str:
+        # The key stays out of reprs so it never reaches a log line by accident.
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    async def _post(
+        self, url: str, *, model: str, headers: dict[str, str], body: dict[str, Any], timeout: float
+    ) -> httpx.Response:
+        try:
+            return await self._client.post(url, headers=headers, json=body, timeout=timeout)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(
+                f"{self.kind} call to model {model} timed out after {timeout:g}s",
+                provider=self.kind,
+                model=model,
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ProviderTransportError(
+                f"{self.kind} transport error for model {model}: {type(exc).__name__}",
+                provider=self.kind,
+                model=model,
+            ) from exc
+
+    def _raise_for_status(self, response: httpx.Response, model: str) -> None:
+        if response.status_code < 400:
+            return
+        detail = _scrub(response.text, self._api_key)
+        message = f"{self.kind} answered HTTP {response.status_code} for model {model}"
+        if response.status_code == 429:
+            raise ProviderRateLimited(
+                message,
+                provider=self.kind,
+                model=model,
+                status=429,
+                detail=detail,
+                retry_after=_retry_after(response),
+            )
+        raise ProviderHTTPError(
+            message, provider=self.kind, model=model, status=response.status_code, detail=detail
+        )
+
+    def _json(self, response: httpx.Response, model: str) -> dict[str, Any]:
+        try:
+            payload = response.json()
+        except ValueError as exc:
+            raise MalformedResponse(
+                f"{self.kind} answered non-JSON for model {model}", provider=self.kind, model=model
+            ) from exc
+        if not isinstance(payload, dict):
+            raise MalformedResponse(
+                f"{self.kind} answered a non-object for model {model}",
+                provider=self.kind,
+                model=model,
+            )
+        return payload
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _mentions_output_format(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(
+        word in lowered
+        for word in ("response_format", "json_schema", "json_object", "structured output")
+    )
+
+
+class OpenAIChatProvider(_HTTPProvider):
+    kind = "openai"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        base_url: str,
+        api_key: str,
+        *,
+        memory: StructuredOutputMemory | None = None,
+    ) -> None:
+        super().__init__(client, base_url, api_key)
+        self.memory = memory if memory is not None else StructuredOutputMemory()
+
+    def _body(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        schema: Mapping[str, Any] | None,
+        schema_name: str,
+        mode: OutputMode,
+        max_tokens: int,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
+        if schema is None:
+            body["messages"] = [dict(m) for m in messages]
+        elif mode is OutputMode.JSON_SCHEMA:
+            body["messages"] = [dict(m) for m in messages]
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": dict(schema), "strict": False},
+            }
+        elif mode is OutputMode.JSON_OBJECT:
+            # json_object mode needs the shape spelled out in the prompt.
+            body["messages"] = _with_instructions(messages, schema)
+            body["response_format"] = {"type": "json_object"}
+        else:
+            body["messages"] = _with_instructions(messages, schema)
+        return body
+
+    async def complete(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        timeout: float,
+        response_schema: Mapping[str, Any] | None = None,
+        schema_name: str = "verdict",
+        max_tokens: int = 1024,
+    ) -> Completion:
+        url = self.base_url + "/chat/completions"
+        headers = {"Authorization": f"Bearer {self._api_key}"}
+        started = time.perf_counter()
+        mode = self.memory.get(self.base_url)
+        while True:
+            body = self._body(model, messages, response_schema, schema_name, mode, max_tokens)
+            response = await self._post(
+                url, model=model, headers=headers, body=body, timeout=timeout
+            )
+            if (
+                response.status_code == 400
+                and "response_format" in body
+                and mode < OutputMode.INSTRUCTIONS
+                and _mentions_output_format(response.text)
+            ):
+                mode = OutputMode(mode + 1)
+                self.memory.downgrade(self.base_url, mode)
+                continue
+            break
+        self._raise_for_status(response, model)
+        payload = self._json(response, model)
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        choices = payload.get("choices")
+        if not isinstance(choices, list):
+            raise MalformedResponse(
+                f"openai answer for model {model} has no choices", provider=self.kind, model=model
+            )
+        text = ""
+        if choices and isinstance(choices[0], dict):
+            message = choices[0].get("message")
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                text = message["content"]
+        if not text.strip():
+            raise EmptyAnswer(
+                f"openai model {model} returned an empty answer", provider=self.kind, model=model
+            )
+        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        assert isinstance(usage, dict)
+        return Completion(
+            text=text,
+            model=model,
+            provider=self.kind,
+            prompt_tokens=_int(usage.get("prompt_tokens")),
+            completion_tokens=_int(usage.get("completion_tokens")),
+            latency_ms=latency_ms,
+        )
+
+
+class AnthropicMessagesProvider(_HTTPProvider):
+    kind = "anthropic"
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        base_url: str,
+        api_key: str,
+        *,
+        anthropic_version: str = ANTHROPIC_VERSION,
+    ) -> None:
+        super().__init__(client, base_url, api_key)
+        self._version = anthropic_version
+
+    async def complete(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        timeout: float,
+        response_schema: Mapping[str, Any] | None = None,
+        schema_name: str = "verdict",
+        max_tokens: int = 1024,
+    ) -> Completion:
+        prepared = _with_instructions(messages, response_schema)
+        system = "\n\n".join(m["content"] for m in prepared if m.get("role") == "system")
+        turns = [
+            {"role": m["role"], "content": m["content"]}
+            for m in prepared
+            if m.get("role") != "system"
+        ]
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "messages": turns,
+        }
+        if system:
+            body["system"] = system
+        headers = {
+            "x-api-key": self._api_key,
+            "anthropic-version": self._version,
+            "content-type": "application/json",
+        }
+        started = time.perf_counter()
+        response = await self._post(
+            self.base_url + "/v1/messages", model=model, headers=headers, body=body, timeout=timeout
+        )
+        self._raise_for_status(response, model)
+        payload = self._json(response, model)
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        content = payload.get("content")
+        if not isinstance(content, list):
+            raise MalformedResponse(
+                f"anthropic answer for model {model} has no content",
+                provider=self.kind,
+                model=model,
+            )
+        text = "".join(
+            block.get("text", "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+        if not text.strip():
+            raise EmptyAnswer(
+                f"anthropic model {model} returned an empty answer", provider=self.kind, model=model
+            )
+        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+        assert isinstance(usage, dict)
+        return Completion(
+            text=text,
+            model=model,
+            provider=self.kind,
+            prompt_tokens=_int(usage.get("input_tokens")),
+            completion_tokens=_int(usage.get("output_tokens")),
+            latency_ms=latency_ms,
+        )
+
+
+def make_provider(
+    kind: str,
+    client: httpx.AsyncClient,
+    base_url: str,
+    api_key: str,
+    *,
+    memory: StructuredOutputMemory | None = None,
+) -> LLMProvider:
+    """Build the provider for a protocol name (`openai` or `anthropic`)."""
+    if kind == "anthropic":
+        return AnthropicMessagesProvider(client, base_url, api_key)
+    if kind == "openai":
+        return OpenAIChatProvider(client, base_url, api_key, memory=memory)
+    raise ValueError(f"unknown LLM provider {kind!r} (expected 'openai' or 'anthropic')")

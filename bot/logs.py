@@ -1,0 +1,115 @@
+"""Logging: one JSON object per line (or a readable line), with secrets scrubbed.
+
+Secrets can reach a log line by accident (an exception that quotes a header, a URL with a
+token). So every record passes a filter that replaces known secret values and anything
+shaped like a GitHub token or bearer credential before any handler formats it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.settings import LogFormat
+
+REDACTED = "[redacted]"
+
+# Token shapes GitHub documents (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), JWTs, and
+# Authorization header values.
+_TOKEN_SHAPES = re.compile(
+    r"(gh[opusr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|(?i:bearer|token)\s+[A-Za-z0-9._\-]{16,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
+)
+
+# Fields a handler may attach with `extra=` that belong in every structured line.
+CONTEXT_FIELDS = ("delivery_id", "event", "action", "installation", "repository", "attempt")
+
+
+class SecretScrubber(logging.Filter):
+    """Replaces registered secret values and token-shaped strings in the final message."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._secrets: set[str] = set()
+        for secret in secrets:
+            self.add(secret)
+
+    def add(self, secret: str) -> None:
+        # Very short values would scrub ordinary words; real secrets are long.
+        if len(secret) >= 8:
+            self._secrets.add(secret)
+
+    def scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return _TOKEN_SHAPES.sub(REDACTED, text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = self.scrub(record.getMessage())
+        record.msg = message
+        record.args = None
+        if record.exc_info and record.exc_info[1] is not None:
+            # Formatters render exc_info later; render it now so it is scrubbed too.
+            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for field in CONTEXT_FIELDS:
+            value = getattr(record, field, None)
+            if value is not None:
+                line[field] = value
+        if record.exc_text:
+            line["exception"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+class PrettyFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = datetime.fromtimestamp(record.created, UTC).strftime("%H:%M:%S")
+        context = " ".join(
+            f"{field}={getattr(record, field)}"
+            for field in CONTEXT_FIELDS
+            if getattr(record, field, None) is not None
+        )
+        text = f"{stamp} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        if context:
+            text += f" [{context}]"
+        if record.exc_text:
+            text += "\n" + record.exc_text
+        return text
+
+
+def configure_logging(level: str, fmt: LogFormat, secrets: Iterable[str] = ()) -> SecretScrubber:
+    """Install one stderr handler on the root logger; returns the scrubber so tokens
+    minted later (installation tokens) can be registered with it."""
+    scrubber = SecretScrubber(secrets)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(scrubber)
+    handler.setFormatter(JsonFormatter() if fmt is LogFormat.JSON else PrettyFormatter())
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(level)
+    # aiohttp logs every request at INFO; keep access logs at WARNING unless debugging.
+    logging.getLogger("aiohttp.access").setLevel(
+        logging.DEBUG if level == "DEBUG" else logging.WARNING
+    )
+    return scrubber

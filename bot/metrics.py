@@ -1,0 +1,95 @@
+"""Prometheus metrics, one registry per app so several apps (tests) never collide."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from bot.storage.base import DeliveryStatus
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.received = Counter(
+            "judge_deliveries_received",
+            "Webhook deliveries accepted and stored, by event.",
+            ["event"],
+            registry=self.registry,
+        )
+        self.duplicates = Counter(
+            "judge_deliveries_duplicate",
+            "Webhook deliveries whose id was already stored (redeliveries), by event.",
+            ["event"],
+            registry=self.registry,
+        )
+        self.rejected = Counter(
+            "judge_deliveries_rejected",
+            "Webhook requests refused before storage, by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.processed = Counter(
+            "judge_deliveries_processed",
+            "Deliveries whose handlers all completed, by event.",
+            ["event"],
+            registry=self.registry,
+        )
+        self.retried = Counter(
+            "judge_deliveries_retried",
+            "Failed delivery attempts scheduled for another try, by event.",
+            ["event"],
+            registry=self.registry,
+        )
+        self.failed = Counter(
+            "judge_deliveries_failed",
+            "Deliveries parked as failed after their last attempt, by event.",
+            ["event"],
+            registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "judge_delivery_queue_depth",
+            "Stored deliveries by status, read from storage at scrape time.",
+            ["status"],
+            registry=self.registry,
+        )
+        self.processing_seconds = Histogram(
+            "judge_delivery_processing_seconds",
+            "Time from a worker's claim to the delivery's completion, by event.",
+            ["event"],
+            buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180),
+            registry=self.registry,
+        )
+        self.github_calls = Counter(
+            "judge_github_api_calls",
+            "GitHub API responses, by method and status code.",
+            ["method", "status"],
+            registry=self.registry,
+        )
+        self.github_rate_remaining = Gauge(
+            "judge_github_rate_limit_remaining",
+            "The last x-ratelimit-remaining GitHub reported, by rate-limit resource.",
+            ["resource"],
+            registry=self.registry,
+        )
+
+    def observe_github_response(
+        self, method: str, url: str, status: int, headers: Mapping[str, str]
+    ) -> None:
+        del url  # URLs carry repository names; method and status are enough for alerting.
+        self.github_calls.labels(method=method.upper(), status=str(status)).inc()
+        remaining = headers.get("x-ratelimit-remaining")
+        if remaining is not None and remaining.isdigit():
+            resource = headers.get("x-ratelimit-resource", "core")
+            self.github_rate_remaining.labels(resource=resource).set(int(remaining))
+
+    def set_queue_depth(self, counts: Mapping[DeliveryStatus, int]) -> None:
+        for status, count in counts.items():
+            self.queue_depth.labels(status=status.value).set(count)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,48 @@
+"""Value conversions shared by the backends: UTC datetimes and JSON documents.
+
+Both backends refuse naive datetimes instead of guessing a zone, so a caller's
+mistake shows up at once rather than as a lease that is off by hours.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICROSECOND = timedelta(microseconds=1)
+
+
+def require_utc(value: datetime) -> datetime:
+    """The same instant in UTC; raises ValueError for a naive datetime."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"naive datetime {value.isoformat()} given; storage needs aware UTC")
+    return value.astimezone(UTC)
+
+
+def to_micros(value: datetime) -> int:
+    """Whole microseconds since the epoch: exact, and orders correctly as an integer."""
+    return (require_utc(value) - _EPOCH) // _ONE_MICROSECOND
+
+
+def from_micros(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def optional_from_micros(value: int | None) -> datetime | None:
+    return None if value is None else from_micros(value)
+
+
+def dump_json(value: dict[str, Any]) -> str:
+    """Strict JSON (NaN and infinities refused) so both backends accept the same values."""
+    if not isinstance(value, dict):
+        raise TypeError(f"a JSON object is required, got {type(value).__name__}")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def load_json(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"stored JSON is not an object: {type(value).__name__}")
+    return value

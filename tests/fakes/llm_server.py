@@ -1,0 +1,314 @@
+"""Fake LLM servers: real aiohttp servers on loopback speaking two wire protocols.
+
+`FakeOpenAIServer` answers `POST /v1/chat/completions` (OpenAI chat completions);
+`FakeAnthropicServer` answers `POST /v1/messages` (Anthropic Messages). Each test
+scripts what a model says with a queue of `Reply` values per model name; the server
+pops one per request and records every request so tests can assert on prompts,
+nonce delimiters, `response_format` and auth headers.
+
+Structured output is modelled as a capability of the OpenAI server:
+`accepted_formats` lists the `response_format.type` values it understands; a request
+asking for another one gets the 400 real servers give, without consuming the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+ReplyKind = Literal["text", "status", "unsupported"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer. Build with the class methods."""
+
+    kind: ReplyKind
+    text: str = ""
+    status: int = 200
+    delay: float = 0.0
+    message: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def json(cls, obj: Any, *, delay: float = 0.0) -> Reply:
+        """The model answers with this object as compact JSON text."""
+        return cls("text", text=json.dumps(obj), delay=delay)
+
+    @classmethod
+    def pretty(cls, obj: Any) -> Reply:
+        """Indented JSON, as chatty models produce."""
+        return cls("text", text=json.dumps(obj, indent=2))
+
+    @classmethod
+    def fenced(cls, obj: Any, *, prose: bool = True) -> Reply:
+        """JSON inside a markdown fence, optionally wrapped in prose."""
+        body = "```json\n" + json.dumps(obj, indent=2) + "\n```"
+        if prose:
+            body = "Here is my evaluation:\n\n" + body + "\n\nLet me know if you need more."
+        return cls("text", text=body)
+
+    @classmethod
+    def text(cls, text: str, *, delay: float = 0.0) -> Reply:
+        return cls("text", text=text, delay=delay)
+
+    @classmethod
+    def garbage(cls) -> Reply:
+        return cls("text", text="I think this looks fine overall, nice work! 10/10")
+
+    @classmethod
+    def empty(cls) -> Reply:
+        return cls("text", text="")
+
+    @classmethod
+    def http(
+        cls, status: int, message: str = "fake error", *, retry_after: str | None = None
+    ) -> Reply:
+        headers = (("Retry-After", retry_after),) if retry_after is not None else ()
+        return cls("status", status=status, message=message, headers=headers)
+
+    @classmethod
+    def rate_limited(cls) -> Reply:
+        return cls.http(429, "Rate limit reached for requests", retry_after="20")
+
+    @classmethod
+    def server_error(cls) -> Reply:
+        return cls.http(500, "The server had an error while processing your request")
+
+    @classmethod
+    def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
+        """Answer only after `seconds` (longer than the client's timeout in tests)."""
+        inner = then or cls.text('{"semantic": 5, "pragmatic": 5, "syntactic": 5}')
+        return cls(
+            inner.kind,
+            text=inner.text,
+            status=inner.status,
+            delay=seconds,
+            message=inner.message,
+            headers=inner.headers,
+        )
+
+    @classmethod
+    def structured_output_unsupported(cls) -> Reply:
+        """A 400 complaining about response_format, whatever the request asked."""
+        return cls("unsupported")
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def model(self) -> str:
+        return str(self.body.get("model", ""))
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def system(self) -> str:
+        """The system prompt, wherever the protocol puts it."""
+        if "system" in self.body:
+            return str(self.body["system"])
+        return "\n".join(str(m["content"]) for m in self.messages if m.get("role") == "system")
+
+    @property
+    def user_text(self) -> str:
+        return "\n".join(str(m["content"]) for m in self.messages if m.get("role") == "user")
+
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        value = self.body.get("response_format")
+        return value if isinstance(value, dict) else None
+
+
+@dataclass
+class _Base:
+    api_key: str = "test-key"
+    requests: list[RecordedRequest] = field(default_factory=list)
+    default: Reply | None = None
+    _queues: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
+    _runner: web.AppRunner | None = None
+    _port: int = 0
+    _closing: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def script(self, model: str, *replies: Reply) -> None:
+        """Queue replies for `model`, answered in order."""
+        self._queues[model].extend(replies)
+
+    def pending(self, model: str) -> int:
+        return len(self._queues[model])
+
+    def requests_for(self, model: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.model == model]
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    def _next(self, model: str) -> Reply | None:
+        queue = self._queues[model]
+        if queue:
+            return queue.popleft()
+        return self.default
+
+    async def start(self) -> None:
+        app = web.Application()
+        self._routes(app)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = int(self._runner.addresses[0][1])
+
+    async def close(self) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _pause(self, seconds: float) -> None:
+        # Slow replies stop waiting when the server shuts down so tests end promptly.
+        if seconds > 0:
+            try:
+                await asyncio.wait_for(self._closing.wait(), timeout=seconds)
+            except TimeoutError:
+                return
+
+    async def _read(self, request: web.Request) -> RecordedRequest:
+        body = await request.json()
+        recorded = RecordedRequest(
+            path=request.path, headers={k.lower(): v for k, v in request.headers.items()}, body=body
+        )
+        self.requests.append(recorded)
+        return recorded
+
+    def _routes(self, app: web.Application) -> None:
+        raise AssertionError("subclass must add routes")
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+@dataclass
+class FakeOpenAIServer(_Base):
+    accepted_formats: set[str] = field(default_factory=lambda: {"json_schema", "json_object"})
+
+    @property
+    def base_url(self) -> str:
+        return self.origin + "/v1"
+
+    def _routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._chat)
+
+    @staticmethod
+    def _error(
+        status: int, message: str, *, param: str | None = None, **extra: str
+    ) -> web.Response:
+        kind = "rate_limit_error" if status == 429 else "invalid_request_error"
+        if status >= 500:
+            kind = "server_error"
+        payload = {"error": {"message": message, "type": kind, "param": param, "code": None}}
+        return web.json_response(payload, status=status, headers=extra or None)
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        recorded = await self._read(request)
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self._error(401, "Incorrect API key provided.")
+        fmt = recorded.response_format
+        if fmt is not None and fmt.get("type") not in self.accepted_formats:
+            return self._error(
+                400,
+                f"Invalid parameter: 'response_format' of type '{fmt.get('type')}' is not "
+                "supported with this model.",
+                param="response_format",
+            )
+        reply = self._next(recorded.model)
+        if reply is None:
+            return self._error(500, f"fake: nothing scripted for model {recorded.model!r}")
+        await self._pause(reply.delay)
+        if reply.kind == "unsupported":
+            return self._error(
+                400, "response_format json_schema is not supported", param="response_format"
+            )
+        if reply.kind == "status":
+            return self._error(reply.status, reply.message, **dict(reply.headers))
+        prompt = "".join(str(m.get("content", "")) for m in recorded.messages)
+        usage = {
+            "prompt_tokens": _estimate_tokens(prompt),
+            "completion_tokens": _estimate_tokens(reply.text),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "model": recorded.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.text},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": usage,
+            }
+        )
+
+
+@dataclass
+class FakeAnthropicServer(_Base):
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def _routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/messages", self._messages)
+
+    @staticmethod
+    def _error(status: int, message: str, **extra: str) -> web.Response:
+        kinds = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
+        kind = kinds.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        payload = {"type": "error", "error": {"type": kind, "message": message}}
+        return web.json_response(payload, status=status, headers=extra or None)
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        recorded = await self._read(request)
+        if request.headers.get("x-api-key") != self.api_key:
+            return self._error(401, "invalid x-api-key")
+        if not request.headers.get("anthropic-version"):
+            return self._error(400, "anthropic-version header is required")
+        if any(m.get("role") == "system" for m in recorded.messages):
+            return self._error(400, "messages: system role is not allowed; use 'system'")
+        reply = self._next(recorded.model)
+        if reply is None:
+            return self._error(500, f"fake: nothing scripted for model {recorded.model!r}")
+        await self._pause(reply.delay)
+        if reply.kind == "unsupported":
+            return self._error(400, "output_format is not supported")
+        if reply.kind == "status":
+            return self._error(reply.status, reply.message, **dict(reply.headers))
+        prompt = recorded.system + "".join(str(m.get("content", "")) for m in recorded.messages)
+        content = [{"type": "text", "text": reply.text}] if reply.text else []
+        return web.json_response(
+            {
+                "id": f"msg_{len(self.requests)}",
+                "type": "message",
+                "role": "assistant",
+                "model": recorded.model,
+                "content": content,
+                "stop_reason": "end_turn",
+                "usage": {
+                    "input_tokens": _estimate_tokens(prompt),
+                    "output_tokens": _estimate_tokens(reply.text),
+                },
+            }
+        )

@@ -1,0 +1,159 @@
+"""Operations endpoints, setup mode, logging hygiene and installation records."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from bot.logs import REDACTED, JsonFormatter, SecretScrubber
+from bot.settings import Settings
+from bot.storage import storage_from_url
+from bot.storage.base import DeliveryStatus, Storage
+from tests.app_helpers import make_settings, running_app
+from tests.webhook_helpers import SECRET, example, webhook_headers
+
+
+async def until_done(store: Storage, delivery_id: str) -> None:
+    async with asyncio.timeout(10):
+        while True:
+            stored = await store.get_delivery(delivery_id)
+            if stored is not None and stored.status is DeliveryStatus.DONE:
+                return
+            await asyncio.sleep(0.02)
+
+
+async def test_healthz_reports_storage(tmp_path: Path, github_keypair: Any) -> None:
+    settings = make_settings(github_keypair.private_pem, tmp_path)
+    store = storage_from_url(settings.database_url)
+    async with running_app(settings, storage=store, start_workers=False) as (client, _):
+        response = await client.get("/healthz")
+        assert response.status == 200
+        assert (await response.json())["storage"] is True
+        await store.close()
+        broken = await client.get("/healthz")
+        assert broken.status == 503
+
+
+async def test_metrics_expose_intake_and_queue(tmp_path: Path, github_keypair: Any) -> None:
+    settings = make_settings(github_keypair.private_pem, tmp_path)
+    store = storage_from_url(settings.database_url)
+    async with running_app(settings, storage=store) as (client, _):
+        body = example("installation", "created")
+        headers = webhook_headers("installation", body, delivery_id="i-1")
+        assert (await client.post(settings.webhook_path, data=body, headers=headers)).status == 202
+        await until_done(store, "i-1")
+        bad = await client.post(
+            settings.webhook_path, data=body, headers={"X-Hub-Signature-256": "sha256=0"}
+        )
+        assert bad.status == 401
+        text = await (await client.get("/metrics")).text()
+    assert 'judge_deliveries_received_total{event="installation"} 1.0' in text
+    assert 'judge_deliveries_processed_total{event="installation"} 1.0' in text
+    assert 'judge_deliveries_rejected_total{reason="bad-signature"} 1.0' in text
+    assert 'judge_delivery_queue_depth{status="done"} 1.0' in text
+    assert "judge_delivery_processing_seconds_bucket" in text
+    assert "# HELP judge_github_api_calls_total" in text
+    assert "# HELP judge_github_rate_limit_remaining" in text
+
+
+async def test_installation_events_are_recorded(tmp_path: Path, github_keypair: Any) -> None:
+    settings = make_settings(github_keypair.private_pem, tmp_path)
+    store = storage_from_url(settings.database_url)
+    async with running_app(settings, storage=store) as (client, _):
+        created = example("installation", "created")
+        created_data = json.loads(created)
+        installation_id = created_data["installation"]["id"]
+        await client.post(
+            settings.webhook_path,
+            data=created,
+            headers=webhook_headers("installation", created, delivery_id="c"),
+        )
+        await until_done(store, "c")
+        stored = await store.get_installation(installation_id)
+        assert stored is not None
+        assert stored.account == created_data["installation"]["account"]["login"]
+        repos = await store.list_installation_repositories(installation_id)
+        assert repos == sorted(r["full_name"] for r in created_data["repositories"])
+
+        added = example("installation_repositories", "added")
+        added_data = json.loads(added)
+        await client.post(
+            settings.webhook_path,
+            data=added,
+            headers=webhook_headers("installation_repositories", added, delivery_id="a"),
+        )
+        await until_done(store, "a")
+        target = added_data["installation"]["id"]
+        now_repos = await store.list_installation_repositories(target)
+        for repo in added_data["repositories_added"]:
+            assert repo["full_name"] in now_repos
+
+        deleted = example("installation", "deleted")
+        deleted_id = json.loads(deleted)["installation"]["id"]
+        await client.post(
+            settings.webhook_path,
+            data=deleted,
+            headers=webhook_headers("installation", deleted, delivery_id="d"),
+        )
+        await until_done(store, "d")
+        assert await store.get_installation(deleted_id) is None
+
+
+async def test_setup_mode_serves_registration_guide(tmp_path: Path) -> None:
+    """Without APP_ID the server runs, explains how to register, and accepts no webhooks."""
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    )
+    assert not settings.configured
+    async with running_app(settings) as (client, _):
+        page = await client.get("/")
+        assert page.status == 200
+        html = await page.text()
+        assert "app.yml" in html and "APP_ID" in html
+        assert (await client.get("/healthz")).status == 200
+        body = example("push", "payload")
+        response = await client.post(
+            settings.webhook_path, data=body, headers=webhook_headers("push", body)
+        )
+        assert response.status == 503
+
+
+async def test_status_page_when_configured(tmp_path: Path, github_keypair: Any) -> None:
+    settings = make_settings(github_keypair.private_pem, tmp_path)
+    async with running_app(settings, start_workers=False) as (client, _):
+        html = await (await client.get("/")).text()
+    assert "12345" in html and "pending" in html
+
+
+def test_scrubber_removes_secrets_and_token_shapes() -> None:
+    scrubber = SecretScrubber([SECRET])
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(scrubber)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("test.scrub")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("secret %s token ghs_%s", SECRET, "a" * 36)
+        try:
+            raise RuntimeError("Authorization: Bearer " + "b" * 40)
+        except RuntimeError:
+            logger.exception(
+                "failed with key -----BEGIN RSA PRIVATE KEY-----\nabc\n"
+                "-----END RSA PRIVATE KEY-----"
+            )
+    finally:
+        logger.removeHandler(handler)
+    output = stream.getvalue()
+    assert SECRET not in output
+    assert "ghs_" + "a" * 36 not in output
+    assert "b" * 40 not in output
+    assert "abc" not in output
+    assert output.count(REDACTED) >= 4
+    for line in output.strip().splitlines():
+        json.loads(line)

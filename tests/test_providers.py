@@ -1,0 +1,267 @@
+"""Providers against real fake servers on loopback (OpenAI and Anthropic protocols)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from bot.judge.providers import (
+    AnthropicMessagesProvider,
+    EmptyAnswer,
+    MalformedResponse,
+    OpenAIChatProvider,
+    OutputMode,
+    ProviderHTTPError,
+    ProviderRateLimited,
+    ProviderTimeout,
+    ProviderTransportError,
+    StructuredOutputMemory,
+    make_provider,
+)
+from tests.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"semantic": {"type": "integer"}},
+    "required": ["semantic"],
+}
+MESSAGES = [
+    {"role": "system", "content": "You are a judge. Answer in JSON."},
+    {"role": "user", "content": "Judge this: hello"},
+]
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient() as client:
+        yield client
+
+
+async def test_openai_returns_text_tokens_and_latency(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    """A plain answer comes back with the usage the server reported."""
+    fake_llm.script("m1", Reply.json({"semantic": 4}))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    result = await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+    assert json.loads(result.text) == {"semantic": 4}
+    assert result.model == "m1" and result.provider == "openai"
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    assert result.latency_ms >= 0
+    (request,) = fake_llm.requests
+    assert request.headers["authorization"] == "Bearer test-key"
+    assert request.messages == MESSAGES
+    assert request.response_format is None
+
+
+async def test_openai_requests_json_schema_output(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    fake_llm.script("m1", Reply.json({"semantic": 4}))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    await provider.complete(
+        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA, schema_name="content"
+    )
+    fmt = fake_llm.requests[0].response_format
+    assert fmt == {
+        "type": "json_schema",
+        "json_schema": {"name": "content", "schema": SCHEMA, "strict": False},
+    }
+
+
+async def test_openai_falls_back_to_json_object_and_remembers(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    """A server without json_schema support gets json_object, from then on at once."""
+    fake_llm.accepted_formats = {"json_object"}
+    fake_llm.script("m1", Reply.json({"semantic": 4}), Reply.json({"semantic": 3}))
+    memory = StructuredOutputMemory()
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key", memory=memory)
+    first = await provider.complete(
+        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+    )
+    assert json.loads(first.text) == {"semantic": 4}
+    formats = [r.response_format for r in fake_llm.requests]
+    assert [f["type"] if f else None for f in formats] == ["json_schema", "json_object"]
+    # json_object mode carries the schema in the system prompt instead.
+    assert '"semantic"' in fake_llm.requests[1].system
+    assert memory.get(fake_llm.base_url) is OutputMode.JSON_OBJECT
+    # A second provider sharing the memory skips the failed attempt.
+    other = OpenAIChatProvider(http, fake_llm.base_url, "test-key", memory=memory)
+    await other.complete(model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA)
+    assert fake_llm.requests[2].response_format == {"type": "json_object"}
+    assert len(fake_llm.requests) == 3
+
+
+async def test_openai_falls_back_to_plain_instructions(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    fake_llm.accepted_formats = set()
+    fake_llm.script("m1", Reply.json({"semantic": 2}))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    result = await provider.complete(
+        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+    )
+    assert json.loads(result.text) == {"semantic": 2}
+    assert [r.response_format for r in fake_llm.requests][-1] is None
+    assert len(fake_llm.requests) == 3
+    assert "JSON Schema" in fake_llm.requests[-1].system
+    assert provider.memory.get(fake_llm.base_url) is OutputMode.INSTRUCTIONS
+
+
+async def test_scripted_unsupported_400_also_triggers_fallback(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    fake_llm.script("m1", Reply.structured_output_unsupported(), Reply.json({"semantic": 5}))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    result = await provider.complete(
+        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+    )
+    assert json.loads(result.text) == {"semantic": 5}
+    assert fake_llm.requests[1].response_format == {"type": "json_object"}
+
+
+async def test_unrelated_400_is_not_a_fallback(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    fake_llm.script("m1", Reply.http(400, "max_tokens is too large"))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    with pytest.raises(ProviderHTTPError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA)
+    assert info.value.status == 400
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "status"),
+    [
+        (Reply.rate_limited(), ProviderRateLimited, 429),
+        (Reply.server_error(), ProviderHTTPError, 500),
+        (Reply.http(503, "overloaded"), ProviderHTTPError, 503),
+    ],
+)
+async def test_openai_http_errors(
+    fake_llm: FakeOpenAIServer,
+    http: httpx.AsyncClient,
+    reply: Reply,
+    error: type[ProviderHTTPError],
+    status: int,
+) -> None:
+    fake_llm.script("m1", reply)
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    with pytest.raises(error) as info:
+        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+    assert info.value.status == status
+    assert info.value.model == "m1"
+    if status == 429:
+        assert isinstance(info.value, ProviderRateLimited)
+        assert info.value.retry_after == 20.0
+
+
+async def test_wrong_key_is_401_and_key_never_in_message(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "sk-secret-wrong-key-123")
+    with pytest.raises(ProviderHTTPError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+    assert info.value.status == 401
+    assert "sk-secret-wrong-key-123" not in str(info.value)
+    assert "sk-secret-wrong-key-123" not in info.value.detail
+    assert "sk-secret-wrong-key-123" not in repr(provider)
+
+
+async def test_openai_empty_answer(fake_llm: FakeOpenAIServer, http: httpx.AsyncClient) -> None:
+    fake_llm.script("m1", Reply.empty())
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    with pytest.raises(EmptyAnswer):
+        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+
+
+async def test_openai_timeout(fake_llm: FakeOpenAIServer, http: httpx.AsyncClient) -> None:
+    fake_llm.script("m1", Reply.slow(5.0))
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    with pytest.raises(ProviderTimeout) as info:
+        await provider.complete(model="m1", messages=MESSAGES, timeout=0.2)
+    assert "timed out" in str(info.value)
+
+
+async def test_transport_error_when_nothing_listens(http: httpx.AsyncClient) -> None:
+    server = FakeOpenAIServer()
+    await server.start()
+    base = server.base_url
+    await server.close()
+    provider = OpenAIChatProvider(http, base, "test-key")
+    with pytest.raises(ProviderTransportError):
+        await provider.complete(model="m1", messages=MESSAGES, timeout=2)
+
+
+async def test_malformed_envelope(http: httpx.AsyncClient) -> None:
+    """A 200 that is not the protocol's JSON envelope is a MalformedResponse."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>proxy login</html>")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+        provider = OpenAIChatProvider(client, "http://proxy.invalid/v1", "k")
+        with pytest.raises(MalformedResponse):
+            await provider.complete(model="m1", messages=MESSAGES, timeout=2)
+
+
+async def test_anthropic_protocol(
+    fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
+) -> None:
+    """System prompt goes in `system`, key in x-api-key, version header present."""
+    fake_anthropic.script("claude-x", Reply.json({"semantic": 5}))
+    provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
+    result = await provider.complete(
+        model="claude-x", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+    )
+    assert json.loads(result.text) == {"semantic": 5}
+    assert result.provider == "anthropic"
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    (request,) = fake_anthropic.requests
+    assert request.headers["x-api-key"] == "test-key"
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in request.headers
+    assert request.system.startswith("You are a judge.")
+    assert "JSON Schema" in request.system
+    assert request.messages == [{"role": "user", "content": "Judge this: hello"}]
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply.empty(), EmptyAnswer),
+        (Reply.rate_limited(), ProviderRateLimited),
+        (Reply.http(529, "Overloaded"), ProviderHTTPError),
+    ],
+)
+async def test_anthropic_errors(
+    fake_anthropic: FakeAnthropicServer,
+    http: httpx.AsyncClient,
+    reply: Reply,
+    error: type[Exception],
+) -> None:
+    fake_anthropic.script("claude-x", reply)
+    provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
+    with pytest.raises(error):
+        await provider.complete(model="claude-x", messages=MESSAGES, timeout=5)
+
+
+async def test_anthropic_timeout(
+    fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
+) -> None:
+    fake_anthropic.script("claude-x", Reply.slow(5.0))
+    provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
+    with pytest.raises(ProviderTimeout):
+        await provider.complete(model="claude-x", messages=MESSAGES, timeout=0.2)
+
+
+async def test_make_provider(http: httpx.AsyncClient) -> None:
+    assert isinstance(make_provider("openai", http, "http://x/v1", "k"), OpenAIChatProvider)
+    assert isinstance(make_provider("anthropic", http, "http://x", "k"), AnthropicMessagesProvider)
+    with pytest.raises(ValueError, match="unknown LLM provider"):
+        make_provider("cohere", http, "http://x", "k")
