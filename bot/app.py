@@ -14,12 +14,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+import httpx
 from aiohttp import web
 from gidgethub.routing import Router
 
 from bot import __version__
 from bot.dispatch import Dispatcher
 from bot.github.client import GitHubApp, RetryPolicy
+from bot.judge.config import JudgeConfig
+from bot.judge.engine import JudgeEngine
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.routing import build_router
 from bot.settings import Settings
@@ -50,6 +53,7 @@ def create_app(
     *,
     storage: Storage | None = None,
     services: dict[str, Any] | None = None,
+    judge_config: JudgeConfig | None = None,
     router: Router | None = None,
     start_workers: bool = True,
     clock: Clock = _utc_now,
@@ -57,7 +61,8 @@ def create_app(
     """Build the application. Nothing connects until the app starts (cleanup contexts).
 
     `services` lets tests pass ready-made collaborators (a GitHubApp pointed at a fake
-    server, a judge engine); whatever is missing is built from `settings` at start-up.
+    server, a judge engine); whatever is missing is built from `settings` and
+    `judge_config` (default: read from `JUDGE_*` at start-up).
     """
     app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
     metrics = Metrics()
@@ -107,7 +112,13 @@ def create_app(
                 policy=RetryPolicy(write_interval=settings.write_interval),
                 on_response=metrics.observe_github_response,
             )
+        llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        if "judge_config" not in shared:
+            shared["judge_config"] = judge_config if judge_config is not None else JudgeConfig()
+        if "judge" not in shared:
+            shared["judge"] = JudgeEngine.from_config(shared["judge_config"], llm_client, store)
         yield
+        await llm_client.aclose()
         await session.close()
 
     async def workers_ctx(app: web.Application) -> AsyncIterator[None]:

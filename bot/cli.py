@@ -13,7 +13,7 @@ from bot import __version__
 from bot.app import create_app
 from bot.judge import cli as judge_cli
 from bot.logs import configure_logging
-from bot.settings import SettingsError, load_settings
+from bot.settings import SettingsError, load_judge_config, load_settings
 
 log = logging.getLogger("bot")
 
@@ -34,6 +34,7 @@ def _serve(args: argparse.Namespace) -> int:
     del args
     try:
         settings = load_settings()
+        judge_config = load_judge_config()
     except SettingsError as exc:
         sys.stderr.write(f"judge-bot: configuration error: {exc}\n")
         return 2
@@ -51,7 +52,12 @@ def _serve(args: argparse.Namespace) -> int:
             settings.port,
         )
     log.info("judge-bot %s listening on %s:%d", __version__, settings.host, settings.port)
-    web.run_app(create_app(settings), host=settings.host, port=settings.port, print=None)
+    web.run_app(
+        create_app(settings, judge_config=judge_config),
+        host=settings.host,
+        port=settings.port,
+        print=None,
+    )
     return 0
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gidgethub.routing import Router
 
-from bot.features import installations
+from bot.features import commands, installations, judging
 
 
 def build_router() -> Router:
-    return Router(installations.router)
+    return Router(installations.router, judging.router, commands.router)

@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.judge.config import JudgeConfig
+
 DEFAULT_API_URL = "https://api.github.com"
 
 
@@ -154,6 +156,18 @@ def _describe(exc: ValidationError) -> str:
         return message
     name = _ALIASES.get(location[0], location[0]).upper()
     return f"{name}: {message}"
+
+
+def load_judge_config() -> JudgeConfig:
+    """The judge's `JUDGE_*` settings, with the same one-line error contract."""
+    try:
+        return JudgeConfig()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = [str(part) for part in first.get("loc", ())]
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        name = f"JUDGE_{location[0].upper()}: " if location else ""
+        raise SettingsError(f"{name}{message}") from None
 
 
 def _check_private_key(settings: Settings) -> None:

@@ -316,3 +316,16 @@ def test_non_string_keys_cannot_occur_but_are_refused() -> None:
 
     with pytest.raises(ParseError):
         normalized({1: "a"})  # type: ignore[dict-item]
+
+
+def test_reply_cut_off_after_complete_scores_still_decides() -> None:
+    """A token-limit cut leaves a valid inner scores object; nothing else is invented."""
+    text = '{"scores": {"semantic": 4, "pragmatic": 2, "syntactic": 5}, "reasoning": "The doc'
+    answer = parse_answer(text, CONTENT)
+    assert answer.scores == {"semantic": 4, "pragmatic": 2, "syntactic": 5}
+    assert answer.reasoning == "" and answer.model_verdict is None
+
+
+def test_reply_cut_off_inside_scores_is_refused() -> None:
+    with pytest.raises(ParseError):
+        parse_answer('{"scores": {"semantic": 4, "pragmatic": 2, "synt', CONTENT)

@@ -15,7 +15,7 @@ from bot.judge.protocol import (
 )
 from bot.judge.records import Tier, Verdict
 
-A, I, R, E, U = (
+A, IM, R, E, U = (
     Verdict.ACCEPT,
     Verdict.IMPROVE,
     Verdict.REJECT,
@@ -23,7 +23,7 @@ A, I, R, E, U = (
     Verdict.UNDETERMINED,
 )
 FAIL = None
-OUTCOMES: list[Verdict | None] = [A, I, R, E, U, FAIL]
+OUTCOMES: list[Verdict | None] = [A, IM, R, E, U, FAIL]
 ALL = frozenset(Tier)
 QUICK_DEEP = frozenset({Tier.QUICK, Tier.DEEP})
 QUICK_ONLY = frozenset({Tier.QUICK})
@@ -41,20 +41,20 @@ TABLE: dict[tuple[tuple[Verdict | None, ...], bool], tuple[Verdict, str | None, 
     ((FAIL,), True): (U, None, 1),
     # quick accept, sensitive -> deep always runs
     ((A, A), True): (A, "unanimous", 2),
-    ((A, I), True): (I, None, 2),
+    ((A, IM), True): (IM, None, 2),
     ((A, E), True): (E, None, 2),
     ((A, FAIL), True): (U, None, 2),
     ((A, U), True): (U, None, 2),
     # quick improve -> deep
-    ((I, A), False): (A, None, 2),
-    ((I, I), False): (E, None, 2),
-    ((I, R), False): (R, None, 2),
-    ((I, E), False): (E, None, 2),
-    ((I, FAIL), False): (U, None, 2),
-    ((I, U), False): (U, None, 2),
+    ((IM, A), False): (A, None, 2),
+    ((IM, IM), False): (E, None, 2),
+    ((IM, R), False): (R, None, 2),
+    ((IM, E), False): (E, None, 2),
+    ((IM, FAIL), False): (U, None, 2),
+    ((IM, U), False): (U, None, 2),
     # quick reject -> deep confirms (or not)
     ((R, R), False): (R, "unanimous", 2),
-    ((R, I), False): (I, None, 2),
+    ((R, IM), False): (IM, None, 2),
     ((R, E), False): (E, None, 2),
     ((R, FAIL), False): (U, None, 2),
     ((R, U), False): (U, None, 2),
@@ -63,15 +63,15 @@ TABLE: dict[tuple[tuple[Verdict | None, ...], bool], tuple[Verdict, str | None, 
 for split, sensitive in (((A, R), True), ((R, A), False), ((R, A), True)):
     TABLE[(*split, A), sensitive] = (A, "majority", 3)
     TABLE[(*split, R), sensitive] = (R, "majority", 3)
-    TABLE[(*split, I), sensitive] = (E, None, 3)
+    TABLE[(*split, IM), sensitive] = (E, None, 3)
     TABLE[(*split, E), sensitive] = (E, None, 3)
     TABLE[(*split, U), sensitive] = (U, None, 3)
     TABLE[(*split, FAIL), sensitive] = (U, None, 3)
 # Without `sensitive`, quick improve/reject behave the same; list them too.
 for (script, sensitive), outcome in list(TABLE.items()):
-    if sensitive and script[0] in (I, R, E, U, FAIL):
+    if sensitive and script[0] in (IM, R, E, U, FAIL):
         TABLE.setdefault((script, False), outcome)
-    if not sensitive and script[0] in (I, R):
+    if not sensitive and script[0] in (IM, R):
         TABLE.setdefault((script, True), outcome)
 
 
@@ -119,7 +119,7 @@ def test_quick_only_panel(quick: Verdict | None, sensitive: bool) -> None:
     escalates, failures are undetermined."""
     decision, rounds = run_to_decision([quick], sensitive=sensitive, available=QUICK_ONLY)
     assert rounds == 1
-    expected = {A: E if sensitive else A, I: I, R: R, E: E, U: U, FAIL: U}[quick]
+    expected = {A: E if sensitive else A, IM: IM, R: R, E: E, U: U, FAIL: U}[quick]
     assert decision.verdict is expected
 
 
@@ -132,7 +132,7 @@ def test_split_without_tiebreaker_escalates(quick: Verdict, deep: Verdict) -> No
 
 
 @pytest.mark.parametrize(
-    ("quick", "deep", "verdict"), [(I, A, A), (I, I, E), (R, R, R), (I, R, R), (R, I, I)]
+    ("quick", "deep", "verdict"), [(IM, A, A), (IM, IM, E), (R, R, R), (IM, R, R), (R, IM, IM)]
 )
 def test_quick_deep_panel_matches_full_panel_without_split(
     quick: Verdict, deep: Verdict, verdict: Verdict
@@ -155,9 +155,13 @@ def test_first_step_is_quick() -> None:
     [
         ([RoundResult(Tier.DEEP, A)], False),
         ([RoundResult(Tier.QUICK, A), RoundResult(Tier.DEEP, A)], False),
-        ([RoundResult(Tier.QUICK, I), RoundResult(Tier.TIEBREAKER, A)], False),
+        ([RoundResult(Tier.QUICK, IM), RoundResult(Tier.TIEBREAKER, A)], False),
         (
-            [RoundResult(Tier.QUICK, I), RoundResult(Tier.DEEP, A), RoundResult(Tier.TIEBREAKER, A)],
+            [
+                RoundResult(Tier.QUICK, IM),
+                RoundResult(Tier.DEEP, A),
+                RoundResult(Tier.TIEBREAKER, A),
+            ],
             False,
         ),
         ([RoundResult(Tier.QUICK, FAIL), RoundResult(Tier.DEEP, A)], True),
@@ -171,4 +175,4 @@ def test_impossible_histories_are_refused(rounds: list[RoundResult], sensitive: 
 
 def test_script_too_short_is_an_error() -> None:
     with pytest.raises(ValueError, match="asked for the deep tier"):
-        run_to_decision([I])
+        run_to_decision([IM])

@@ -46,7 +46,7 @@ async def test_openai_returns_text_tokens_and_latency(
     """A plain answer comes back with the usage the server reported."""
     fake_llm.script("m1", Reply.json({"semantic": 4}))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
-    result = await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+    result = await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
     assert json.loads(result.text) == {"semantic": 4}
     assert result.model == "m1" and result.provider == "openai"
     assert result.prompt_tokens > 0 and result.completion_tokens > 0
@@ -63,7 +63,7 @@ async def test_openai_requests_json_schema_output(
     fake_llm.script("m1", Reply.json({"semantic": 4}))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     await provider.complete(
-        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA, schema_name="content"
+        model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA, schema_name="content"
     )
     fmt = fake_llm.requests[0].response_format
     assert fmt == {
@@ -81,7 +81,7 @@ async def test_openai_falls_back_to_json_object_and_remembers(
     memory = StructuredOutputMemory()
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key", memory=memory)
     first = await provider.complete(
-        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+        model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA
     )
     assert json.loads(first.text) == {"semantic": 4}
     formats = [r.response_format for r in fake_llm.requests]
@@ -91,7 +91,7 @@ async def test_openai_falls_back_to_json_object_and_remembers(
     assert memory.get(fake_llm.base_url) is OutputMode.JSON_OBJECT
     # A second provider sharing the memory skips the failed attempt.
     other = OpenAIChatProvider(http, fake_llm.base_url, "test-key", memory=memory)
-    await other.complete(model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA)
+    await other.complete(model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA)
     assert fake_llm.requests[2].response_format == {"type": "json_object"}
     assert len(fake_llm.requests) == 3
 
@@ -103,7 +103,7 @@ async def test_openai_falls_back_to_plain_instructions(
     fake_llm.script("m1", Reply.json({"semantic": 2}))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     result = await provider.complete(
-        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+        model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA
     )
     assert json.loads(result.text) == {"semantic": 2}
     assert [r.response_format for r in fake_llm.requests][-1] is None
@@ -118,7 +118,7 @@ async def test_scripted_unsupported_400_also_triggers_fallback(
     fake_llm.script("m1", Reply.structured_output_unsupported(), Reply.json({"semantic": 5}))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     result = await provider.complete(
-        model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+        model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA
     )
     assert json.loads(result.text) == {"semantic": 5}
     assert fake_llm.requests[1].response_format == {"type": "json_object"}
@@ -130,7 +130,7 @@ async def test_unrelated_400_is_not_a_fallback(
     fake_llm.script("m1", Reply.http(400, "max_tokens is too large"))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     with pytest.raises(ProviderHTTPError) as info:
-        await provider.complete(model="m1", messages=MESSAGES, timeout=5, response_schema=SCHEMA)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA)
     assert info.value.status == 400
     assert len(fake_llm.requests) == 1
 
@@ -153,7 +153,7 @@ async def test_openai_http_errors(
     fake_llm.script("m1", reply)
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     with pytest.raises(error) as info:
-        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
     assert info.value.status == status
     assert info.value.model == "m1"
     if status == 429:
@@ -166,7 +166,7 @@ async def test_wrong_key_is_401_and_key_never_in_message(
 ) -> None:
     provider = OpenAIChatProvider(http, fake_llm.base_url, "sk-secret-wrong-key-123")
     with pytest.raises(ProviderHTTPError) as info:
-        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
     assert info.value.status == 401
     assert "sk-secret-wrong-key-123" not in str(info.value)
     assert "sk-secret-wrong-key-123" not in info.value.detail
@@ -177,14 +177,14 @@ async def test_openai_empty_answer(fake_llm: FakeOpenAIServer, http: httpx.Async
     fake_llm.script("m1", Reply.empty())
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     with pytest.raises(EmptyAnswer):
-        await provider.complete(model="m1", messages=MESSAGES, timeout=5)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
 
 
 async def test_openai_timeout(fake_llm: FakeOpenAIServer, http: httpx.AsyncClient) -> None:
     fake_llm.script("m1", Reply.slow(5.0))
     provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
     with pytest.raises(ProviderTimeout) as info:
-        await provider.complete(model="m1", messages=MESSAGES, timeout=0.2)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=0.2)
     assert "timed out" in str(info.value)
 
 
@@ -195,7 +195,7 @@ async def test_transport_error_when_nothing_listens(http: httpx.AsyncClient) -> 
     await server.close()
     provider = OpenAIChatProvider(http, base, "test-key")
     with pytest.raises(ProviderTransportError):
-        await provider.complete(model="m1", messages=MESSAGES, timeout=2)
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=2)
 
 
 async def test_malformed_envelope(http: httpx.AsyncClient) -> None:
@@ -207,7 +207,7 @@ async def test_malformed_envelope(http: httpx.AsyncClient) -> None:
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         provider = OpenAIChatProvider(client, "http://proxy.invalid/v1", "k")
         with pytest.raises(MalformedResponse):
-            await provider.complete(model="m1", messages=MESSAGES, timeout=2)
+            await provider.complete(model="m1", messages=MESSAGES, time_limit=2)
 
 
 async def test_anthropic_protocol(
@@ -217,7 +217,7 @@ async def test_anthropic_protocol(
     fake_anthropic.script("claude-x", Reply.json({"semantic": 5}))
     provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
     result = await provider.complete(
-        model="claude-x", messages=MESSAGES, timeout=5, response_schema=SCHEMA
+        model="claude-x", messages=MESSAGES, time_limit=5, response_schema=SCHEMA
     )
     assert json.loads(result.text) == {"semantic": 5}
     assert result.provider == "anthropic"
@@ -248,7 +248,7 @@ async def test_anthropic_errors(
     fake_anthropic.script("claude-x", reply)
     provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
     with pytest.raises(error):
-        await provider.complete(model="claude-x", messages=MESSAGES, timeout=5)
+        await provider.complete(model="claude-x", messages=MESSAGES, time_limit=5)
 
 
 async def test_anthropic_timeout(
@@ -257,7 +257,7 @@ async def test_anthropic_timeout(
     fake_anthropic.script("claude-x", Reply.slow(5.0))
     provider = AnthropicMessagesProvider(http, fake_anthropic.base_url, "test-key")
     with pytest.raises(ProviderTimeout):
-        await provider.complete(model="claude-x", messages=MESSAGES, timeout=0.2)
+        await provider.complete(model="claude-x", messages=MESSAGES, time_limit=0.2)
 
 
 async def test_make_provider(http: httpx.AsyncClient) -> None:

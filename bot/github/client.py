@@ -161,10 +161,12 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         timing: Timing | None = None,
         pacer: WritePacer | None = None,
         on_response: ResponseHook | None = None,
+        on_unauthorized: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(session, requester, base_url=base_url)
         self.graphql_url = graphql_url or graphql_url_for(base_url)
         self._authorization = authorization
+        self._on_unauthorized = on_unauthorized
         self._policy = policy or RetryPolicy()
         self._timing = timing or Timing()
         self._pacer = pacer
@@ -191,6 +193,7 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         policy = self._policy
         failures = 0
         rate_limited = 0
+        reauthorised = False
         while True:
             send_headers = dict(headers)
             if self._authorization is not None and "authorization" not in send_headers:
@@ -212,6 +215,12 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                 continue
             if self._on_response is not None:
                 self._on_response(method, url, status, resp_headers)
+            if status == 401 and self._on_unauthorized is not None and not reauthorised:
+                # A cached token can be revoked early (app reinstalled, permissions changed):
+                # drop it and try once more with a fresh one.
+                reauthorised = True
+                self._on_unauthorized()
+                continue
             wait = rate_limit_delay(status, resp_headers, data, self._timing.now(), policy)
             if wait is not None:
                 rate_limited += 1
@@ -290,7 +299,12 @@ class GitHubApp:
         )
         self._pacers = LRUCache(maxsize=self.cache_size)
 
-    def _client(self, authorization: AuthorizationSource, pacer: WritePacer | None) -> GitHubClient:
+    def _client(
+        self,
+        authorization: AuthorizationSource,
+        pacer: WritePacer | None,
+        on_unauthorized: Callable[[], None] | None = None,
+    ) -> GitHubClient:
         return GitHubClient(
             self.session,
             self.requester,
@@ -301,6 +315,7 @@ class GitHubApp:
             timing=self.timing,
             pacer=pacer,
             on_response=self.on_response,
+            on_unauthorized=on_unauthorized,
         )
 
     async def _app_authorization(self) -> str:
@@ -325,7 +340,10 @@ class GitHubApp:
         async def authorization() -> str:
             return "token " + await self.tokens.get(installation_id)
 
-        return self._client(authorization, pacer=self._pacer(installation_id))
+        def unauthorized() -> None:
+            self.tokens.invalidate(installation_id)
+
+        return self._client(authorization, self._pacer(installation_id), unauthorized)
 
     async def graphql(self, installation_id: int, query: str, **variables: Any) -> dict[str, Any]:
         """Run a GraphQL query as the installation and return its `data`."""

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.judge.authorship import family_of_model
@@ -250,6 +250,24 @@ class JudgeConfig(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.tiers())
+
+
+class JudgeConfigError(ValueError):
+    """The JUDGE_* settings are invalid. The message never quotes input values, which
+    may be API keys."""
+
+
+def load_config(**overrides: Any) -> JudgeConfig:
+    """Read the environment (plus `overrides`); raise `JudgeConfigError` when invalid."""
+    try:
+        return JudgeConfig(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False, include_input=False, include_context=False):
+            where = ".".join(str(part) for part in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(f"JUDGE_{where.upper()}: {message}" if where else message)
+        raise JudgeConfigError("; ".join(problems)) from None
 
 
 def describe_tiers(config: JudgeConfig) -> Sequence[str]:

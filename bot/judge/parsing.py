@@ -7,6 +7,9 @@ undetermined round; a score is never guessed):
   then each fenced block (```json ... ``` or bare ```), then every top-level
   `{...}` object embedded in prose. A reply whose whole text is JSON but not an
   object (an array, a number) is refused rather than searched.
+* When an outer object is malformed (a reply cut off by the token limit, a
+  trailing comma), objects nested in it are still found: a complete `scores`
+  object there is what the model wrote, and decides; nothing is filled in.
 * Among several objects, the ones carrying a verdict key (`scores`, `verdict`,
   `dimensions`, `pass`, or a rubric dimension) are candidates. Exactly one
   distinct candidate must remain: two different verdict-like objects are

@@ -115,7 +115,7 @@ class LLMProvider(Protocol):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        timeout: float,
+        time_limit: float,
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
@@ -196,13 +196,19 @@ class _HTTPProvider:
         return f"{type(self).__name__}(base_url={self.base_url!r})"
 
     async def _post(
-        self, url: str, *, model: str, headers: dict[str, str], body: dict[str, Any], timeout: float
+        self,
+        url: str,
+        *,
+        model: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        time_limit: float,
     ) -> httpx.Response:
         try:
-            return await self._client.post(url, headers=headers, json=body, timeout=timeout)
+            return await self._client.post(url, headers=headers, json=body, timeout=time_limit)
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(
-                f"{self.kind} call to model {model} timed out after {timeout:g}s",
+                f"{self.kind} call to model {model} timed out after {time_limit:g}s",
                 provider=self.kind,
                 model=model,
             ) from exc
@@ -304,7 +310,7 @@ class OpenAIChatProvider(_HTTPProvider):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        timeout: float,
+        time_limit: float,
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
@@ -316,7 +322,7 @@ class OpenAIChatProvider(_HTTPProvider):
         while True:
             body = self._body(model, messages, response_schema, schema_name, mode, max_tokens)
             response = await self._post(
-                url, model=model, headers=headers, body=body, timeout=timeout
+                url, model=model, headers=headers, body=body, time_limit=time_limit
             )
             if (
                 response.status_code == 400
@@ -376,7 +382,7 @@ class AnthropicMessagesProvider(_HTTPProvider):
         *,
         model: str,
         messages: Sequence[Mapping[str, str]],
-        timeout: float,
+        time_limit: float,
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
@@ -403,7 +409,11 @@ class AnthropicMessagesProvider(_HTTPProvider):
         }
         started = time.perf_counter()
         response = await self._post(
-            self.base_url + "/v1/messages", model=model, headers=headers, body=body, timeout=timeout
+            self.base_url + "/v1/messages",
+            model=model,
+            headers=headers,
+            body=body,
+            time_limit=time_limit,
         )
         self._raise_for_status(response, model)
         payload = self._json(response, model)

@@ -32,6 +32,12 @@ completion (seed 003: pass, reason, missing_items, questions_for_user,
     reject   not pass, no forward progress
   The seed's fail-open (a failed judge call returns pass=true) is not copied:
   failures are undetermined rounds, decided by the engine.
+
+These are per-round verdicts. How rounds combine (quick -> deep -> tiebreaker,
+the seed's "escalate when models disagree", whether a quick reject is final) is
+the protocol's job (bot/judge/protocol.py); a rubric escalates only when one
+judge says it cannot decide (code: low confidence; completion: questions only
+a human can answer).
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ def _not_found(message: str) -> GraphQLError:
     return GraphQLError(message, extensions={"type": "NOT_FOUND"})
 
 
-def _resolve_repository(_root: Any, info: GraphQLResolveInfo, **args: Any) -> dict[str, Any]:
+def _resolve_repository(
+    _root: Any, info: GraphQLResolveInfo[GraphQLContext], **args: Any
+) -> dict[str, Any]:
     context: GraphQLContext = info.context
     owner, name = str(args["owner"]), str(args["name"])
     repo = context.find_repo(owner, name)
@@ -67,7 +69,9 @@ def _blob(sha: str, data: bytes) -> dict[str, Any]:
     }
 
 
-def _resolve_object(source: dict[str, Any], _info: GraphQLResolveInfo, **args: Any) -> Any:
+def _resolve_object(
+    source: dict[str, Any], _info: GraphQLResolveInfo[GraphQLContext], **args: Any
+) -> Any:
     repo: Repo = source["_repo"]
     if "oid" in args and args["oid"] is not None:
         oid = str(args["oid"])

@@ -189,7 +189,7 @@ class Repo:
         return {p: e.sha for p, e in self.walk_tree(tree) if e.kind == "blob"}
 
     def entry_at(self, commit_sha: str, path: str) -> TreeEntry | None:
-        tree = self.commits[commit_sha].tree
+        tree: str | None = self.commits[commit_sha].tree
         entry: TreeEntry | None = None
         for part in path.strip("/").split("/"):
             if tree is None:

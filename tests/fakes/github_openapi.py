@@ -135,7 +135,7 @@ def example(name: str) -> Any:
     return json.loads(json.dumps(spec_dict()["components"]["examples"][name]["value"]))
 
 
-@dataclass(frozen=True)
+@dataclass
 class OARequest:
     """What openapi-core needs of a request, built from the raw (still percent-encoded) path."""
 

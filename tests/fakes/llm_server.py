@@ -29,7 +29,7 @@ class Reply:
     """One scripted answer. Build with the class methods."""
 
     kind: ReplyKind
-    text: str = ""
+    body: str = ""
     status: int = 200
     delay: float = 0.0
     message: str = ""
@@ -38,12 +38,12 @@ class Reply:
     @classmethod
     def json(cls, obj: Any, *, delay: float = 0.0) -> Reply:
         """The model answers with this object as compact JSON text."""
-        return cls("text", text=json.dumps(obj), delay=delay)
+        return cls("text", body=json.dumps(obj), delay=delay)
 
     @classmethod
     def pretty(cls, obj: Any) -> Reply:
         """Indented JSON, as chatty models produce."""
-        return cls("text", text=json.dumps(obj, indent=2))
+        return cls("text", body=json.dumps(obj, indent=2))
 
     @classmethod
     def fenced(cls, obj: Any, *, prose: bool = True) -> Reply:
@@ -51,19 +51,19 @@ class Reply:
         body = "```json\n" + json.dumps(obj, indent=2) + "\n```"
         if prose:
             body = "Here is my evaluation:\n\n" + body + "\n\nLet me know if you need more."
-        return cls("text", text=body)
+        return cls("text", body=body)
 
     @classmethod
     def text(cls, text: str, *, delay: float = 0.0) -> Reply:
-        return cls("text", text=text, delay=delay)
+        return cls("text", body=text, delay=delay)
 
     @classmethod
     def garbage(cls) -> Reply:
-        return cls("text", text="I think this looks fine overall, nice work! 10/10")
+        return cls("text", body="I think this looks fine overall, nice work! 10/10")
 
     @classmethod
     def empty(cls) -> Reply:
-        return cls("text", text="")
+        return cls("text", body="")
 
     @classmethod
     def http(
@@ -86,7 +86,7 @@ class Reply:
         inner = then or cls.text('{"semantic": 5, "pragmatic": 5, "syntactic": 5}')
         return cls(
             inner.kind,
-            text=inner.text,
+            body=inner.body,
             status=inner.status,
             delay=seconds,
             message=inner.message,
@@ -244,7 +244,7 @@ class FakeOpenAIServer(_Base):
         prompt = "".join(str(m.get("content", "")) for m in recorded.messages)
         usage = {
             "prompt_tokens": _estimate_tokens(prompt),
-            "completion_tokens": _estimate_tokens(reply.text),
+            "completion_tokens": _estimate_tokens(reply.body),
         }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return web.json_response(
@@ -255,7 +255,7 @@ class FakeOpenAIServer(_Base):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": reply.text},
+                        "message": {"role": "assistant", "content": reply.body},
                         "finish_reason": "stop",
                     }
                 ],
@@ -297,7 +297,7 @@ class FakeAnthropicServer(_Base):
         if reply.kind == "status":
             return self._error(reply.status, reply.message, **dict(reply.headers))
         prompt = recorded.system + "".join(str(m.get("content", "")) for m in recorded.messages)
-        content = [{"type": "text", "text": reply.text}] if reply.text else []
+        content = [{"type": "text", "text": reply.body}] if reply.body else []
         return web.json_response(
             {
                 "id": f"msg_{len(self.requests)}",
@@ -308,7 +308,7 @@ class FakeAnthropicServer(_Base):
                 "stop_reason": "end_turn",
                 "usage": {
                     "input_tokens": _estimate_tokens(prompt),
-                    "output_tokens": _estimate_tokens(reply.text),
+                    "output_tokens": _estimate_tokens(reply.body),
                 },
             }
         )

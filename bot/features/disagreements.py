@@ -1,0 +1,122 @@
+"""One `[JUDGE-DISAGREEMENT]` issue per task: opened on escalation, commented on a second
+escalation, closed when a later verdict accepts or a person overrides.
+
+The issue number is kept in storage (by task, and the task by issue number so commands on
+the issue find their change). If storage was lost, the open issue is found again by its
+label and exact title, so a task never gets a second issue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.disagreement import (
+    LABEL,
+    LABEL_COLOR,
+    LABEL_DESCRIPTION,
+    CloseReason,
+    IssueLinks,
+    issue_title,
+    render_close_comment,
+    render_followup_comment,
+    render_issue_body,
+)
+from bot.features.targets import Target
+from bot.github.gateway import RepoGateway
+from bot.judge.records import Verdict, VerdictRecord
+from bot.storage.base import Storage
+
+BY_TASK = "disagreement-by-task"
+BY_ISSUE = "disagreement-by-issue"
+
+
+def task_key(repository: str, task: str) -> str:
+    return f"{repository.lower()}|{task}"
+
+
+def issue_key(repository: str, number: int) -> str:
+    return f"{repository.lower()}#{number}"
+
+
+def links_for(target: Target, check_run_url: str) -> IssueLinks:
+    base = f"https://github.com/{target.repository}"
+    if target.pull_number is not None:
+        subject = f"{base}/pull/{target.pull_number}"
+    else:
+        subject = f"{base}/commit/{target.head_sha}"
+    return IssueLinks(
+        task=target.task,
+        subject_url=subject,
+        check_run_url=check_run_url or None,
+        is_pull_request=target.pull_number is not None,
+    )
+
+
+async def open_issue_for(
+    gateway: RepoGateway, storage: Storage, repository: str, task: str
+) -> int | None:
+    known = await storage.kv_get(BY_TASK, task_key(repository, task))
+    if known is not None:
+        return int(known["number"]) if known.get("state") == "open" else None
+    title = issue_title(task)
+    for issue in await gateway.open_issues_with_label(LABEL):
+        if issue.get("title") == title and "pull_request" not in issue:
+            return int(issue["number"])
+    return None
+
+
+async def reconcile(
+    gateway: RepoGateway,
+    storage: Storage,
+    target: Target,
+    records: Sequence[VerdictRecord],
+    verdict: Verdict,
+    check_run_url: str,
+) -> str | None:
+    """Bring the task's issue in line with the verdict; returns the issue's URL when one
+    is open for it."""
+    if verdict is Verdict.ESCALATE:
+        number = await open_issue_for(gateway, storage, target.repository, target.task)
+        links = links_for(target, check_run_url)
+        if number is None:
+            await gateway.ensure_label(LABEL, LABEL_COLOR, LABEL_DESCRIPTION)
+            number = await gateway.create_issue(
+                issue_title(target.task), render_issue_body(records, links), [LABEL]
+            )
+        else:
+            await gateway.comment(number, render_followup_comment(records, links))
+        await remember_issue(storage, target, number, "open")
+        return f"https://github.com/{target.repository}/issues/{number}"
+    if verdict is Verdict.ACCEPT:
+        await close_for(
+            gateway, storage, target, render_close_comment(CloseReason.ACCEPTED, target.head_sha)
+        )
+    return None
+
+
+async def close_for(gateway: RepoGateway, storage: Storage, target: Target, comment: str) -> bool:
+    """Close the task's open issue with a comment; False when none was open."""
+    number = await open_issue_for(gateway, storage, target.repository, target.task)
+    if number is None:
+        return False
+    await gateway.comment(number, comment)
+    await gateway.close_issue(number)
+    await remember_issue(storage, target, number, "closed")
+    return True
+
+
+async def remember_issue(storage: Storage, target: Target, number: int, state: str) -> None:
+    await storage.kv_put(
+        BY_TASK, task_key(target.repository, target.task), {"number": number, "state": state}
+    )
+    await storage.kv_put(
+        BY_ISSUE,
+        issue_key(target.repository, number),
+        {"task": target.task, "head_sha": target.head_sha, "pull_number": target.pull_number},
+    )
+
+
+async def change_for_issue(storage: Storage, repository: str, number: int) -> dict[str, Any] | None:
+    """The task, head sha and pull request a disagreement issue is about, if it is ours."""
+    return await storage.kv_get(BY_ISSUE, issue_key(repository, number))

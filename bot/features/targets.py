@@ -1,0 +1,210 @@
+"""What to judge, read from webhook payloads. Pure: payload in, plain data out.
+
+A `Target` is one head commit of one repository together with what the event already
+told us (the pull request's author, title and body, or the pushed commits and files), so
+the judging flow only asks GitHub for what the payload lacks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from bot.github.gateway import ChangedPath, CommitInfo, commit_from_push
+
+NULL_SHA = "0" * 40
+SKIP_MARKERS = ("[skip judge]", "[judge skip]")
+# GitHub stops listing commits in a push payload at 2048; beyond that, compare.
+PUSH_COMMIT_LIMIT = 2048
+
+_CLOSING_KEYWORD = re.compile(
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+(?:([\w.-]+/[\w.-]+))?#(\d+)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    repository: str
+    installation_id: int
+    head_sha: str
+    default_branch: str
+    task: str
+    trigger: str
+    pull_number: int | None = None
+    pull_author: str | None = None
+    title: str = ""
+    body: str = ""
+    labels: tuple[str, ...] = ()
+    labeled_by: str | None = None
+    changed: tuple[ChangedPath, ...] | None = None
+    commits: tuple[CommitInfo, ...] | None = None
+    compare_base: str | None = None
+    bypass_cache: bool = False
+    force_deep: bool = False
+    extra_directives: tuple[str, ...] = field(default=())
+
+    def rerun(self, trigger: str, *, force_deep: bool = False) -> Target:
+        return replace(self, trigger=trigger, bypass_cache=True, force_deep=force_deep)
+
+    def to_json(self) -> dict[str, Any]:
+        """What must be kept to judge this target again later (rerun, rerequest)."""
+        return {
+            "repository": self.repository,
+            "installation_id": self.installation_id,
+            "head_sha": self.head_sha,
+            "default_branch": self.default_branch,
+            "task": self.task,
+            "pull_number": self.pull_number,
+            "pull_author": self.pull_author,
+            "title": self.title,
+            "body": self.body,
+            "labels": list(self.labels),
+            "compare_base": self.compare_base,
+            "changed": None
+            if self.changed is None
+            else [[c.path, c.status, c.patch, c.previous_path] for c in self.changed],
+            "commits": None
+            if self.commits is None
+            else [
+                [
+                    c.sha,
+                    c.message,
+                    c.author_name,
+                    c.author_login,
+                    c.committer_name,
+                    c.committer_login,
+                ]
+                for c in self.commits
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], trigger: str) -> Target:
+        changed = data.get("changed")
+        commits = data.get("commits")
+        return cls(
+            repository=str(data["repository"]),
+            installation_id=int(data["installation_id"]),
+            head_sha=str(data["head_sha"]),
+            default_branch=str(data["default_branch"]),
+            task=str(data["task"]),
+            trigger=trigger,
+            pull_number=data.get("pull_number"),
+            pull_author=data.get("pull_author"),
+            title=str(data.get("title") or ""),
+            body=str(data.get("body") or ""),
+            labels=tuple(data.get("labels") or ()),
+            compare_base=data.get("compare_base"),
+            changed=None if changed is None else tuple(ChangedPath(*row) for row in changed),
+            commits=None if commits is None else tuple(CommitInfo(*row) for row in commits),
+        )
+
+
+def short_sha(sha: str) -> str:
+    return sha[:7]
+
+
+def pull_task(repository: str, number: int) -> str:
+    return f"{repository}#{number}"
+
+
+def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -> Target:
+    pull = payload["pull_request"]
+    repository = payload["repository"]
+    labels = tuple(str(label["name"]) for label in pull.get("labels") or ())
+    return Target(
+        repository=str(repository["full_name"]),
+        installation_id=installation_id,
+        head_sha=str(pull["head"]["sha"]),
+        default_branch=str(repository.get("default_branch") or "main"),
+        task=pull_task(str(repository["full_name"]), int(pull["number"])),
+        trigger=f"pull_request.{payload.get('action')}",
+        pull_number=int(pull["number"]),
+        pull_author=str((pull.get("user") or {}).get("login") or "") or None,
+        title=str(pull.get("title") or ""),
+        body=str(pull.get("body") or ""),
+        labels=labels,
+    )
+
+
+def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target | None:
+    """None for what is never judged: branch deletions and tag pushes."""
+    if payload.get("deleted") or payload.get("after") in (None, NULL_SHA):
+        return None
+    ref = str(payload.get("ref", ""))
+    if not ref.startswith("refs/heads/"):
+        return None
+    repository = payload["repository"]
+    raw_commits = [c for c in payload.get("commits") or () if isinstance(c, dict)]
+    commits = tuple(commit_from_push(c) for c in raw_commits)
+    head = payload.get("head_commit")
+    if not commits and isinstance(head, dict):
+        commits = (commit_from_push(head),)
+    lists_complete = len(raw_commits) < PUSH_COMMIT_LIMIT and all(
+        all(key in c for key in ("added", "modified", "removed")) for c in raw_commits
+    )
+    before = str(payload.get("before") or NULL_SHA)
+    changed = changed_in_push(raw_commits) if lists_complete and raw_commits else None
+    after = str(payload["after"])
+    return Target(
+        repository=str(repository["full_name"]),
+        installation_id=installation_id,
+        head_sha=after,
+        default_branch=str(
+            repository.get("default_branch") or repository.get("master_branch") or "main"
+        ),
+        task=short_sha(after),
+        trigger="push",
+        title=(commits[-1].message.splitlines() or [""])[0] if commits else "",
+        body=commits[-1].message if commits else "",
+        changed=changed,
+        commits=commits,
+        compare_base=None if before == NULL_SHA else before,
+    )
+
+
+def changed_in_push(commits: Sequence[Mapping[str, Any]]) -> tuple[ChangedPath, ...]:
+    """The net effect of the pushed commits, in order: the last action on a path wins, and a
+    path added then modified stays `added`."""
+    status: dict[str, str] = {}
+    for commit in commits:
+        for path in commit.get("added") or ():
+            status[str(path)] = "added"
+        for path in commit.get("modified") or ():
+            status[str(path)] = "added" if status.get(str(path)) == "added" else "modified"
+        for path in commit.get("removed") or ():
+            status[str(path)] = "removed"
+    return tuple(ChangedPath(path, state) for path, state in sorted(status.items()))
+
+
+def bypass_reason(target: Target, skip_label: str | None, head_message: str | None) -> str | None:
+    """Why this change is not judged (a label or a commit marker), or None."""
+    if skip_label and skip_label in target.labels:
+        by = f" (added by @{target.labeled_by})" if target.labeled_by else ""
+        return f"the pull request carries the `{skip_label}` label{by}"
+    message = (head_message or "").lower()
+    for marker in SKIP_MARKERS:
+        if marker in message:
+            return f"the head commit message contains `{marker}`"
+    return None
+
+
+def linked_issues(body: str, repository: str) -> list[int]:
+    """Issues this pull request closes in its own repository ("Fixes #12")."""
+    found: list[int] = []
+    for match in _CLOSING_KEYWORD.finditer(body or ""):
+        other, number = match.group(1), int(match.group(2))
+        if (other is None or other.lower() == repository.lower()) and number not in found:
+            found.append(number)
+    return found
+
+
+def people_of(commits: Iterable[CommitInfo]) -> list[str]:
+    seen: dict[str, str] = {}
+    for commit in commits:
+        for person in commit.people:
+            seen.setdefault(person.lower(), person)
+    return sorted(seen.values(), key=str.lower)

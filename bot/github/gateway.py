@@ -1,0 +1,278 @@
+"""Every GitHub operation the judging flows need, for one repository, as small typed calls.
+
+The flows decide; this module only carries requests out. Each method is one REST or
+GraphQL round trip (list methods may page), and only operations in GitHub's REST
+description subset are used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gidgethub import BadRequest
+from gidgethub.abc import GitHubAPI
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedPath:
+    path: str
+    status: str  # added | modified | removed | renamed | copied | changed | unchanged
+    patch: str | None = None
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    message: str
+    author_name: str
+    author_login: str | None
+    committer_name: str
+    committer_login: str | None
+
+    @property
+    def people(self) -> tuple[str, ...]:
+        """Every name and login that authored or committed this commit."""
+        found = [self.author_name, self.committer_name, self.author_login, self.committer_login]
+        return tuple(value for value in found if value)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteFile:
+    text: str
+    blob_sha: str
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def added_lines_from_patch(patch: str | None) -> list[int] | None:
+    """Line numbers (in the new file) that a unified-diff patch adds. None when unknown."""
+    if patch is None:
+        return None
+    added: list[int] = []
+    line = 0
+    for row in patch.splitlines():
+        hunk = _HUNK.match(row)
+        if hunk:
+            line = int(hunk.group(1))
+            continue
+        if row.startswith("+"):
+            added.append(line)
+            line += 1
+        elif row.startswith("-") or row.startswith("\\"):
+            continue
+        else:
+            line += 1
+    return added
+
+
+def commit_from_rest(item: Mapping[str, Any]) -> CommitInfo:
+    commit = item.get("commit") or {}
+    author = commit.get("author") or {}
+    committer = commit.get("committer") or {}
+    return CommitInfo(
+        sha=str(item.get("sha", "")),
+        message=str(commit.get("message", "")),
+        author_name=str(author.get("name") or ""),
+        author_login=_login(item.get("author")),
+        committer_name=str(committer.get("name") or ""),
+        committer_login=_login(item.get("committer")),
+    )
+
+
+def commit_from_push(item: Mapping[str, Any]) -> CommitInfo:
+    author = item.get("author") or {}
+    committer = item.get("committer") or {}
+    return CommitInfo(
+        sha=str(item.get("id", "")),
+        message=str(item.get("message", "")),
+        author_name=str(author.get("name") or ""),
+        author_login=author.get("username") or None,
+        committer_name=str(committer.get("name") or ""),
+        committer_login=committer.get("username") or None,
+    )
+
+
+def _login(user: Any) -> str | None:
+    if isinstance(user, dict) and isinstance(user.get("login"), str):
+        return str(user["login"])
+    return None
+
+
+class RepoGateway:
+    def __init__(self, client: GitHubAPI, full_name: str) -> None:
+        self.client = client
+        self.full_name = full_name
+        self.owner, self.name = full_name.split("/", 1)
+
+    def _vars(self, **more: Any) -> dict[str, Any]:
+        return {"owner": self.owner, "repo": self.name, **more}
+
+    # -- reading ---------------------------------------------------------------------
+    async def pull_files(self, number: int) -> list[ChangedPath]:
+        files: list[ChangedPath] = []
+        async for item in self.client.getiter(
+            "/repos/{owner}/{repo}/pulls/{pull_number}/files{?per_page}",
+            self._vars(pull_number=number, per_page=100),
+        ):
+            files.append(
+                ChangedPath(
+                    path=str(item["filename"]),
+                    status=str(item.get("status", "modified")),
+                    patch=item.get("patch"),
+                    previous_path=item.get("previous_filename"),
+                )
+            )
+        return files
+
+    async def pull_commits(self, number: int) -> list[CommitInfo]:
+        return [
+            commit_from_rest(item)
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/pulls/{pull_number}/commits{?per_page}",
+                self._vars(pull_number=number, per_page=100),
+            )
+        ]
+
+    async def pull(self, number: int) -> dict[str, Any]:
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/pulls/{pull_number}", self._vars(pull_number=number)
+        )
+        return dict(answer)
+
+    async def compare(self, base: str, head: str) -> tuple[list[ChangedPath], list[CommitInfo]]:
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/compare/{basehead}", self._vars(basehead=f"{base}...{head}")
+        )
+        files = [
+            ChangedPath(
+                path=str(item["filename"]),
+                status=str(item.get("status", "modified")),
+                patch=item.get("patch"),
+                previous_path=item.get("previous_filename"),
+            )
+            for item in answer.get("files") or []
+        ]
+        commits = [commit_from_rest(item) for item in answer.get("commits") or []]
+        return files, commits
+
+    async def commit(self, sha: str) -> CommitInfo:
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/commits/{ref}", self._vars(ref=sha)
+        )
+        return commit_from_rest(answer)
+
+    async def blobs(self, expressions: Sequence[str]) -> dict[str, RemoteFile | None]:
+        """Many blobs (`REF:path` expressions) in a single GraphQL query; None for a missing
+        or binary file. One round trip whatever the count, instead of one REST call a file."""
+        if not expressions:
+            return {}
+        fields = "\n".join(
+            f"    f{index}: object(expression: {json.dumps(expression)}) "
+            "{ ... on Blob { oid text isBinary } }"
+            for index, expression in enumerate(expressions)
+        )
+        query = (
+            "query($owner: String!, $name: String!) {\n"
+            f"  repository(owner: $owner, name: $name) {{\n{fields}\n  }}\n}}"
+        )
+        data = await self.client.graphql(query, owner=self.owner, name=self.name)
+        repository = (data or {}).get("repository") or {}
+        result: dict[str, RemoteFile | None] = {}
+        for index, expression in enumerate(expressions):
+            blob = repository.get(f"f{index}")
+            if not blob or blob.get("isBinary") or blob.get("text") is None:
+                result[expression] = None
+            else:
+                result[expression] = RemoteFile(str(blob["text"]), str(blob.get("oid", "")))
+        return result
+
+    async def texts_at(self, ref: str, paths: Sequence[str]) -> dict[str, str | None]:
+        found = await self.blobs([f"{ref}:{path}" for path in paths])
+        return {
+            path: (blob.text if (blob := found[f"{ref}:{path}"]) is not None else None)
+            for path in paths
+        }
+
+    async def permission(self, login: str) -> tuple[str, str | None]:
+        """(permission, role_name) of a user; ("none", None) for a non-collaborator."""
+        try:
+            answer = await self.client.getitem(
+                "/repos/{owner}/{repo}/collaborators/{username}/permission",
+                self._vars(username=login),
+            )
+        except BadRequest as exc:
+            if exc.status_code == 404:
+                return "none", None
+            raise
+        return str(answer.get("permission", "none")), answer.get("role_name")
+
+    # -- check runs -------------------------------------------------------------------
+    async def create_check_run(self, fields: Mapping[str, Any]) -> tuple[int, str]:
+        """Creates a run; returns its id and the page people open."""
+        answer = await self.client.post(
+            "/repos/{owner}/{repo}/check-runs", self._vars(), data=dict(fields)
+        )
+        return int(answer["id"]), str(answer.get("html_url") or "")
+
+    async def update_check_run(self, check_run_id: int, fields: Mapping[str, Any]) -> None:
+        await self.client.patch(
+            "/repos/{owner}/{repo}/check-runs/{check_run_id}",
+            self._vars(check_run_id=check_run_id),
+            data=dict(fields),
+        )
+
+    # -- issues and comments ------------------------------------------------------------
+    async def issue(self, number: int) -> dict[str, Any]:
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/issues/{issue_number}", self._vars(issue_number=number)
+        )
+        return dict(answer)
+
+    async def create_issue(self, title: str, body: str, labels: Sequence[str]) -> int:
+        answer = await self.client.post(
+            "/repos/{owner}/{repo}/issues",
+            self._vars(),
+            data={"title": title, "body": body, "labels": list(labels)},
+        )
+        return int(answer["number"])
+
+    async def close_issue(self, number: int) -> None:
+        await self.client.patch(
+            "/repos/{owner}/{repo}/issues/{issue_number}",
+            self._vars(issue_number=number),
+            data={"state": "closed", "state_reason": "completed"},
+        )
+
+    async def comment(self, number: int, body: str) -> None:
+        await self.client.post(
+            "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+            self._vars(issue_number=number),
+            data={"body": body},
+        )
+
+    async def open_issues_with_label(self, label: str) -> list[dict[str, Any]]:
+        return [
+            dict(item)
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/issues{?labels,state,per_page}",
+                self._vars(labels=label, state="open", per_page=100),
+            )
+        ]
+
+    async def ensure_label(self, name: str, color: str, description: str) -> None:
+        try:
+            await self.client.getitem("/repos/{owner}/{repo}/labels/{name}", self._vars(name=name))
+        except BadRequest as exc:
+            if exc.status_code != 404:
+                raise
+            await self.client.post(
+                "/repos/{owner}/{repo}/labels",
+                self._vars(),
+                data={"name": name, "color": color, "description": description},
+            )

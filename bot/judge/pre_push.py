@@ -1,0 +1,314 @@
+"""`judge-bot pre-push`: the git pre-push hook of seed 000, phases A and B.
+
+git runs the hook with the remote's name and URL as arguments and one stdin line per
+ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each ref:
+
+1. skip deletions (local sha all zeros);
+2. commits being pushed: `git log <local> ^<remote>`, or for a new branch every commit
+   not yet on any remote-tracking ref;
+3. keep commits by the configured authors (`JUDGE_AUTHORS`, author or committer name
+   or email; all commits when unset);
+4. watched files they touched (`JUDGE_PATHS` globs, default Markdown under research/,
+   knowledge/, docs/, plans/) read at the local sha with `git show`;
+5. one judgment per ref through the engine, record appended to storage.
+
+Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) always exits
+0; blocking mode exits 1 only when a ref got NO-GO. Undetermined verdicts, provider
+errors, missing configuration and crashes never block. `GIT_JUDGE_SKIP=1` bypasses
+everything, as does git's own `--no-verify`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from bot.judge.engine import JudgeRequest
+from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
+
+ZERO_SHA = "0" * 40
+HOOK_MARKER = "judge-bot pre-push hook"
+DEFAULT_ACCEPTANCE = (
+    "Content is factually correct, actionable for its readers, and internally consistent "
+    "and well-structured (no broken references)."
+)
+
+
+class GitError(RuntimeError):
+    """A git command failed; the message carries git's stderr."""
+
+
+@dataclass(frozen=True)
+class RefUpdate:
+    local_ref: str
+    local_sha: str
+    remote_ref: str
+    remote_sha: str
+
+    @property
+    def is_deletion(self) -> bool:
+        return set(self.local_sha) == {"0"}
+
+    @property
+    def is_new_branch(self) -> bool:
+        return set(self.remote_sha) == {"0"}
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    author_name: str
+    author_email: str
+    committer_name: str
+    committer_email: str
+    message: str
+
+
+# -- pure decisions -----------------------------------------------------------------
+
+
+def parse_push_lines(text: str) -> list[RefUpdate]:
+    """The ref updates git wrote to the hook's stdin; malformed lines are ignored."""
+    updates: list[RefUpdate] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 4:
+            continue
+        local_ref, local_sha, remote_ref, remote_sha = parts
+        if not all(re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", s) for s in (local_sha, remote_sha)):
+            continue
+        updates.append(RefUpdate(local_ref, local_sha, remote_ref, remote_sha))
+    return updates
+
+
+@lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a path glob: `**/` any directories (or none), `**` anything, `*` and `?`
+    within one path segment, everything else literal."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def is_watched(path: str, patterns: Iterable[str]) -> bool:
+    return any(glob_regex(p).fullmatch(path) for p in patterns)
+
+
+def by_watched_author(commit: Commit, authors: Sequence[str]) -> bool:
+    """True when no authors are configured or the author or committer is one of them
+    (name or email, case-insensitive)."""
+    if not authors:
+        return True
+    wanted = {a.strip().lower() for a in authors if a.strip()}
+    people = {
+        commit.author_name,
+        commit.author_email,
+        commit.committer_name,
+        commit.committer_email,
+    }
+    return any(p.strip().lower() in wanted for p in people)
+
+
+def hook_exit_code(mode: str, records: Sequence[VerdictRecord]) -> int:
+    """Phase A never blocks; phase B blocks on NO-GO only."""
+    if mode == "blocking" and any(r.go_no_go == "NO-GO" for r in records):
+        return 1
+    return 0
+
+
+def task_id_for(update: RefUpdate) -> str:
+    return f"push:{update.remote_ref}@{update.local_sha[:12]}"
+
+
+# -- git I/O ----------------------------------------------------------------------------
+
+
+class Git:
+    """Runs git in one working directory."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    async def run(self, *args: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            *args,
+            cwd=self.cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise GitError(f"git {args[0]} failed: {err.decode(errors='replace').strip()}")
+        return out.decode("utf-8", errors="replace")
+
+    async def commits(self, update: RefUpdate, remote: str | None) -> list[Commit]:
+        fmt = "%H%x1f%an%x1f%ae%x1f%cn%x1f%ce%x1f%B%x1e"
+        if update.is_new_branch:
+            revs = [update.local_sha, "--not", f"--remotes={remote}" if remote else "--remotes"]
+        else:
+            revs = [update.local_sha, f"^{update.remote_sha}"]
+        try:
+            out = await self.run("log", f"--format={fmt}", *revs, "--")
+        except GitError:
+            # The remote sha may be unknown locally (someone else pushed): fall back to
+            # everything not on a remote-tracking ref.
+            out = await self.run(
+                "log", f"--format={fmt}", update.local_sha, "--not", "--remotes", "--"
+            )
+        commits: list[Commit] = []
+        for chunk in out.split("\x1e"):
+            fields = chunk.strip("\n").split("\x1f")
+            if len(fields) == 6:
+                commits.append(Commit(*fields))
+        return commits
+
+    async def touched_paths(self, sha: str) -> list[str]:
+        out = await self.run(
+            "diff-tree", "--no-commit-id", "--name-only", "-r", "-m", "--root", sha
+        )
+        return [line for line in out.splitlines() if line]
+
+    async def show(self, sha: str, path: str) -> str | None:
+        try:
+            return await self.run("show", f"{sha}:{path}")
+        except GitError:
+            return None  # deleted by a later commit of the push
+
+    async def tree_paths(self, sha: str) -> frozenset[str]:
+        out = await self.run("ls-tree", "-r", "--name-only", sha)
+        return frozenset(line for line in out.splitlines() if line)
+
+    async def git_dir(self) -> Path:
+        out = await self.run("rev-parse", "--absolute-git-dir")
+        return Path(out.strip())
+
+
+async def build_request(
+    git: Git,
+    update: RefUpdate,
+    *,
+    remote: str | None,
+    remote_url: str | None,
+    authors: Sequence[str],
+    patterns: Sequence[str],
+) -> JudgeRequest | None:
+    """The judgment for one pushed ref, or None when there is nothing to judge."""
+    if update.is_deletion:
+        return None
+    commits = [c for c in await git.commits(update, remote) if by_watched_author(c, authors)]
+    if not commits:
+        return None
+    touched: list[str] = []
+    for commit in commits:
+        for path in await git.touched_paths(commit.sha):
+            if path not in touched and is_watched(path, patterns):
+                touched.append(path)
+    files: list[JudgedFile] = []
+    for path in sorted(touched):
+        content = await git.show(update.local_sha, path)
+        if content is not None:
+            files.append(JudgedFile(path=path, content=content, status="modified"))
+    if not files:
+        return None
+    subjects = [c.message.strip().splitlines()[0] for c in commits if c.message.strip()]
+    repository = remote_url or remote
+    return JudgeRequest(
+        task=TaskSpec(
+            task_id=task_id_for(update),
+            description=f"Changes pushed to {update.remote_ref}: " + "; ".join(subjects[:10]),
+            acceptance=DEFAULT_ACCEPTANCE,
+        ),
+        files=files,
+        rubric=RubricName.CONTENT,
+        commit_messages=[c.message for c in commits],
+        repository=repository,
+        head_sha=update.local_sha,
+        scope=f"pre-push:{repository or git.cwd}",
+        known_paths=await git.tree_paths(update.local_sha),
+    )
+
+
+Judge = Callable[[JudgeRequest], Awaitable[VerdictRecord]]
+Say = Callable[[str], None]
+
+
+async def run_hook(
+    *,
+    git: Git,
+    stdin_text: str,
+    remote: str | None,
+    remote_url: str | None,
+    mode: str,
+    authors: Sequence[str],
+    patterns: Sequence[str],
+    judge: Judge,
+    say: Say,
+) -> int:
+    """Judge every pushed ref; the exit status git should see."""
+    records: list[VerdictRecord] = []
+    for update in parse_push_lines(stdin_text):
+        request = await build_request(
+            git, update, remote=remote, remote_url=remote_url, authors=authors, patterns=patterns
+        )
+        if request is None:
+            continue
+        record = await judge(request)
+        records.append(record)
+        say(
+            f"[judge] {record.go_no_go} {update.remote_ref} ({record.final_decision.value}): "
+            + ", ".join(f.path for f in request.files)
+        )
+        if record.reason:
+            say(f"[judge] Reason: {record.reason}")
+        if record.go_no_go == "NO-GO":
+            findings = record.reasoning or "no details"
+            say(f"[judge] Findings: {findings}")
+            for item in record.improvements:
+                say(f"[judge]   - {item}")
+    code = hook_exit_code(mode, records)
+    if code:
+        say("[judge] BLOCKED: Content did not pass quality check.")
+        say("[judge] Fix the flagged issues and push again.")
+        say("[judge] Emergency override: GIT_JUDGE_SKIP=1 git push")
+    return code
+
+
+def skip_requested(environ: Mapping[str, str]) -> bool:
+    return environ.get("GIT_JUDGE_SKIP", "") == "1"
+
+
+def hook_script(python: str) -> str:
+    """The shell script `install-hook` writes: runs this interpreter's judge CLI and
+    never blocks a push merely because the interpreter went away."""
+    quoted = "'" + python.replace("'", "'\\''") + "'"
+    return (
+        "#!/bin/sh\n"
+        f"# {HOOK_MARKER} (installed by `judge-bot install-hook`; remove to disable)\n"
+        f"if [ -x {quoted} ]; then\n"
+        f'  exec {quoted} -m bot.judge.cli pre-push "$@"\n'
+        "fi\n"
+        f'echo "[judge] interpreter {python} not found; skipping judge" >&2\n'
+        "exit 0\n"
+    )

@@ -1,0 +1,303 @@
+"""Shared helpers for turning verdict records into GitHub Markdown safely.
+
+Everything a judge writes (reasoning, improvements, finding messages) is untrusted: a
+change under review can steer a model into echoing a token, pinging people with
+@mentions, opening a code fence that swallows the rest of a comment, or writing a
+`/judge override accept` line. So untrusted text is scrubbed of secret shapes,
+defanged and quoted before it reaches Markdown, and every finished string is scrubbed
+again as defence in depth.
+
+GitHub limits are met by summarising: output is built from whole blocks (a table, a
+paragraph) and blocks that do not fit are dropped with a note saying how much was left
+out. Nothing here raises because something is too long.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.judge.records import Tier, Verdict, VerdictRecord
+
+REDACTED = "[redacted]"
+
+# Shapes of credentials this app handles or a model could echo: GitHub tokens (classic
+# and fine-grained), OpenAI/Anthropic style `sk-` keys, AWS access key ids, Slack and
+# Google API keys, JWTs, bearer headers and PEM private keys (also a PEM block cut off
+# before its END line, so a truncated key leaks nothing either). Every match is at
+# least as long as REDACTED, so scrubbing never makes a string longer.
+_SECRET_SHAPES = re.compile(
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bsk-[A-Za-z0-9_\-]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/\-]{16,}=*"
+    r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
+)
+
+
+def scrub_secrets(text: str) -> str:
+    """Replace anything shaped like a token or private key with `[redacted]`."""
+    return _SECRET_SHAPES.sub(REDACTED, text)
+
+
+_MENTION = re.compile(r"(?<![\w`@/])@(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(r"(?<!&)#(?=\d)")
+
+
+def defang_mentions(text: str) -> str:
+    """Keep `@name` and `#12` readable without notifying anyone or cross-referencing
+    an issue (a zero-width space after the sigil)."""
+    return _REFERENCE.sub("#\u200b", _MENTION.sub("@\u200b", text))
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a line (or word) boundary, with a note of
+    how many characters were left out."""
+    if len(text) <= limit:
+        return text
+    note_room = 60
+    budget = max(limit - note_room, 0)
+    cut = text.rfind("\n", 0, budget)
+    if cut < budget // 2:
+        cut = text.rfind(" ", 0, budget)
+    if cut < budget // 2:
+        cut = budget
+    left_out = len(text) - cut
+    note = f"… ({left_out:,} characters left out)"
+    return (text[:cut].rstrip() + "\n" + note)[:limit]
+
+
+def one_line(text: str, limit: int) -> str:
+    """Untrusted text as a single scrubbed line of at most `limit` characters."""
+    flat = " ".join(scrub_secrets(text).split())
+    if len(flat) > limit:
+        flat = flat[: max(limit - 1, 0)].rstrip() + "…"
+    return flat
+
+
+def cell(text: str, limit: int = 120) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped, no HTML."""
+    flat = defang_mentions(one_line(text, limit))
+    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def code(text: str, limit: int = 200) -> str:
+    """Inline code span that cannot be broken out of (backticks become quotes)."""
+    flat = one_line(text, limit).replace("`", "'")
+    return f"`{flat}`" if flat else "`-`"
+
+
+def quote_untrusted(text: str, limit: int) -> str:
+    """Untrusted multi-line text as a Markdown blockquote: scrubbed, mentions defanged,
+    HTML neutralised, capped. A quote also contains any code fence the text opens, and
+    command parsing ignores quoted lines."""
+    clean = defang_mentions(scrub_secrets(text)).replace("<", "&lt;").strip()
+    if not clean:
+        return "> _(empty)_"
+    clean = shorten(clean, limit)
+    return "\n".join(f"> {line}".rstrip() for line in clean.splitlines())
+
+
+def bullet_untrusted(items: Sequence[str], *, max_items: int, item_limit: int) -> str:
+    """Untrusted list items as Markdown bullets (each one line), capped in count."""
+    lines = [f"- {cell(item, item_limit)}" for item in items[:max_items]]
+    if len(items) > max_items:
+        lines.append(f"- _… {plural(len(items) - max_items, 'more item')} left out_")
+    return "\n".join(lines)
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown table; callers pass cells already made safe with `cell`/`code`."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def fit_blocks(
+    blocks: Sequence[str],
+    limit: int,
+    *,
+    tail: Sequence[str] = (),
+    what: str = "section",
+    separator: str = "\n\n",
+) -> str:
+    """Join whole blocks within `limit` characters.
+
+    `tail` blocks are always kept (at the end). Body blocks are kept in order until one
+    does not fit; the rest are replaced by one note saying how many blocks and
+    characters were left out, so a table is never cut in the middle. Only if the very
+    first body block alone is too large is it shortened at a line boundary.
+    """
+    everything = [*blocks, *tail]
+    joined = separator.join(b for b in everything if b)
+    if len(joined) <= limit:
+        return joined
+    tail_text = separator.join(b for b in tail if b)
+    note_room = 200
+    budget = limit - len(tail_text) - note_room - (len(separator) if tail_text else 0)
+    kept: list[str] = []
+    used = 0
+    dropped = 0
+    dropped_chars = 0
+    for block in (b for b in blocks if b):
+        cost = len(block) + (len(separator) if kept else 0)
+        if dropped == 0 and used + cost <= budget:
+            kept.append(block)
+            used += cost
+            continue
+        if dropped == 0 and not kept and budget > 0:
+            short = shorten(block, budget)
+            kept.append(short)
+            used += len(short)
+            dropped_chars += len(block) - len(short)
+            continue
+        dropped += 1
+        dropped_chars += len(block)
+    if dropped or dropped_chars:
+        kept.append(
+            f"_… {plural(dropped, what)} ({dropped_chars:,} characters) left out to stay "
+            "within GitHub's size limit._"
+        )
+    if tail_text:
+        kept.append(tail_text)
+    result = separator.join(kept)
+    # A tail larger than the limit is a caller bug; still never exceed the limit.
+    return result if len(result) <= limit else shorten(result, limit)
+
+
+def finish(text: str, limit: int) -> str:
+    """Last step for every rendered string: scrub, then guarantee the limit."""
+    return shorten(scrub_secrets(text), limit)
+
+
+# --- verdicts -------------------------------------------------------------------------
+
+# Worst first. Reject is the strongest statement against the content; escalate needs a
+# human; improve still blames the content; undetermined means part of the change was
+# not judged, so the whole cannot be called accepted; accept only when every part is.
+VERDICT_SEVERITY: tuple[Verdict, ...] = (
+    Verdict.REJECT,
+    Verdict.ESCALATE,
+    Verdict.IMPROVE,
+    Verdict.UNDETERMINED,
+    Verdict.ACCEPT,
+)
+
+
+def combined_verdict(verdicts: Iterable[Verdict]) -> Verdict:
+    """The worst of several verdicts (see VERDICT_SEVERITY); undetermined when none."""
+    seen = set(verdicts)
+    for verdict in VERDICT_SEVERITY:
+        if verdict in seen:
+            return verdict
+    return Verdict.UNDETERMINED
+
+
+_ABBREVIATIONS = {
+    "semantic": "S",
+    "pragmatic": "P",
+    "syntactic": "X",
+    "correctness": "C",
+    "scope_adherence": "Sc",
+    "code_quality": "Q",
+    "completeness": "Cm",
+}
+
+
+def abbreviate(dimension: str) -> str:
+    return _ABBREVIATIONS.get(dimension, dimension[:2].title())
+
+
+def format_score(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def scores_glance(scores: Mapping[str, float]) -> str:
+    """`S4 P4 X5`: the scores in a few characters, for titles."""
+    return " ".join(f"{abbreviate(d)}{format_score(v)}" for d, v in scores.items())
+
+
+def short_sha(sha: str) -> str:
+    return sha[:7]
+
+
+@dataclass(frozen=True)
+class RoundView:
+    """One model round, whether stored in `previous_rounds` or in the record's own
+    top-level fields (the last round that ran)."""
+
+    round: int
+    tier: Tier
+    model: str
+    scores: Mapping[str, float]
+    average: float | None
+    verdict: Verdict | None
+    reasoning: str
+    improvements: Sequence[str]
+    error: str | None = None
+    substituted_for: str | None = None
+
+
+def rounds_of(record: VerdictRecord) -> list[RoundView]:
+    """Every round of a record in order. `previous_rounds` holds the earlier rounds and
+    the top-level fields the last one; a producer that also lists the last round in
+    `previous_rounds` is handled by not adding it twice."""
+    views = [
+        RoundView(
+            round=r.round,
+            tier=r.judge_tier,
+            model=r.model,
+            scores=r.scores,
+            average=r.average,
+            verdict=r.verdict,
+            reasoning=r.reasoning,
+            improvements=r.improvements,
+            error=r.error,
+            substituted_for=r.substituted_for,
+        )
+        for r in record.previous_rounds
+    ]
+    listed = {v.round for v in views}
+    if record.round >= 1 and record.judge_tier is not None and record.round not in listed:
+        views.append(
+            RoundView(
+                round=record.round,
+                tier=record.judge_tier,
+                model=record.model,
+                scores=record.scores,
+                average=record.average,
+                verdict=record.verdict,
+                reasoning=record.reasoning,
+                improvements=record.improvements,
+            )
+        )
+    return sorted(views, key=lambda v: v.round)
+
+
+def dimensions_of(rounds: Iterable[RoundView]) -> list[str]:
+    """Score dimensions in first-seen order."""
+    dims: dict[str, None] = {}
+    for view in rounds:
+        for dim in view.scores:
+            dims.setdefault(dim, None)
+    return list(dims)
+
+
+def round_verdict_cell(view: RoundView) -> str:
+    if view.verdict is not None:
+        return view.verdict.value
+    return "failed: " + cell(view.error or "no answer", 60)

@@ -1,0 +1,187 @@
+"""Judge configuration: env parsing, tier resolution and the family rule."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from pydantic import ValidationError
+
+from bot.judge.config import (
+    DEFAULT_WATCHED_PATHS,
+    JudgeConfig,
+    TierConfigError,
+    describe_tiers,
+    parse_alternate,
+    validate_tiers,
+)
+from bot.judge.records import Tier
+
+Q, D, T = Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") and name != "JUDGE_TEST_POSTGRES_URL":
+            monkeypatch.delenv(name)
+
+
+def test_defaults_without_env() -> None:
+    config = JudgeConfig()
+    assert config.tiers() == {}
+    assert not config.llm_configured
+    assert (config.quick_timeout, config.deep_timeout, config.tiebreaker_timeout) == (45, 60, 45)
+    assert config.wall_clock_budget == 180
+    assert config.quick_max_chars == 4000
+    assert config.throttle_per_hour == 20
+    assert config.mode == "advisory"
+    assert config.paths == list(DEFAULT_WATCHED_PATHS)
+    assert config.allow_shared_family is False
+
+
+def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUDGE_LLM_BASE_URL", "http://127.0.0.1:3456/v1/")
+    monkeypatch.setenv("JUDGE_LLM_API_KEY", "sk-env-secret")
+    monkeypatch.setenv("JUDGE_QUICK_MODEL", "opencode/gpt-5-nano")
+    monkeypatch.setenv("JUDGE_DEEP_MODEL", "opencode/kimi-k2.5-free")
+    monkeypatch.setenv("JUDGE_TIEBREAKER_MODEL", "llama-3.3-70b")
+    monkeypatch.setenv("JUDGE_TIEBREAKER_PROVIDER", "anthropic")
+    monkeypatch.setenv("JUDGE_TIEBREAKER_BASE_URL", "http://127.0.0.1:9/")
+    monkeypatch.setenv("JUDGE_TIEBREAKER_API_KEY", "other-secret")
+    monkeypatch.setenv("JUDGE_ALTERNATE_MODELS", "anthropic:claude-sonnet-4, gemini-2.5-flash")
+    monkeypatch.setenv("JUDGE_PATHS", "docs/**/*.md,notes/*.txt")
+    monkeypatch.setenv("JUDGE_AUTHORS", "OpenClaw Agent")
+    monkeypatch.setenv("JUDGE_MODE", "blocking")
+    monkeypatch.setenv("JUDGE_QUICK_TIMEOUT", "0.5")
+    config = JudgeConfig()
+    tiers = config.tiers()
+    assert list(tiers) == [Q, D, T]
+    assert tiers[Q].base_url == "http://127.0.0.1:3456/v1"
+    assert tiers[Q].family == "openai" and tiers[D].family == "moonshot"
+    assert tiers[T].family == "meta"
+    assert tiers[T].provider == "anthropic" and tiers[T].base_url == "http://127.0.0.1:9"
+    assert tiers[T].api_key is not None
+    assert tiers[T].api_key.get_secret_value() == "other-secret"
+    assert tiers[Q].timeout == 0.5 and tiers[D].timeout == 60
+    assert tiers[Q].max_chars == 4000
+    assert config.alternate_models == ["anthropic:claude-sonnet-4", "gemini-2.5-flash"]
+    assert config.paths == ["docs/**/*.md", "notes/*.txt"]
+    assert config.authors == ["OpenClaw Agent"]
+    assert config.mode == "blocking"
+    # Secrets stay out of reprs and descriptions.
+    assert "sk-env-secret" not in repr(config)
+    assert "sk-env-secret" not in " ".join(describe_tiers(config))
+
+
+def test_shared_family_is_refused_with_a_clear_error() -> None:
+    with pytest.raises(ValidationError, match="share the model family 'openai'"):
+        JudgeConfig(llm_base_url="http://x/v1", quick_model="gpt-5-nano", deep_model="gpt-4o")
+
+
+def test_shared_family_allowed_when_asked() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://x/v1",
+        quick_model="gpt-5-nano",
+        deep_model="gpt-4o",
+        allow_shared_family=True,
+    )
+    assert len(config.tiers()) == 2
+
+
+def test_family_override_resolves_a_shared_guess() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://x/v1",
+        quick_model="house-model-a",
+        deep_model="house-model-b",
+        quick_family="inhouse-a",
+        deep_family="inhouse-b",
+    )
+    assert {s.family for s in config.tiers().values()} == {"inhouse-a", "inhouse-b"}
+
+
+def test_tier_without_endpoint_does_not_run() -> None:
+    """A model but no base URL and no key: nothing to call."""
+    assert JudgeConfig(quick_model="gpt-5-nano").tiers() == {}
+
+
+def test_key_without_base_url_uses_public_endpoint() -> None:
+    config = JudgeConfig(llm_api_key="k", llm_provider="anthropic", quick_model="claude-haiku-4")
+    assert config.tiers()[Q].base_url == "https://api.anthropic.com"
+
+
+def test_alternates_resolve_endpoints() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://proxy/v1",
+        llm_api_key="k",
+        quick_model="gpt-5-nano",
+        deep_model="claude-sonnet-4",
+        deep_provider="anthropic",
+        deep_base_url="http://anthropic-proxy",
+        alternate_models=["anthropic:claude-haiku-4", "gemini-2.5-flash", "llama3:70b"],
+    )
+    alternates = config.alternates(Q)
+    assert [(a.provider, a.model, a.family, a.base_url) for a in alternates] == [
+        ("anthropic", "claude-haiku-4", "anthropic", "http://anthropic-proxy"),
+        ("openai", "gemini-2.5-flash", "google", "http://proxy/v1"),
+        ("openai", "llama3:70b", "meta", "http://proxy/v1"),
+    ]
+    assert alternates[0].timeout == config.quick_timeout
+    assert config.alternates(D)[0].timeout == config.deep_timeout
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("openai:gpt-4o", ("openai", "gpt-4o")),
+        ("anthropic:claude-x", ("anthropic", "claude-x")),
+        ("gemini-2.5", ("openai", "gemini-2.5")),
+        ("llama3:70b", ("openai", "llama3:70b")),
+        (" qwen:7b ", ("openai", "qwen:7b")),
+        ("openai:", ("openai", "openai:")),
+    ],
+)
+def test_parse_alternate(entry: str, expected: tuple[str, str]) -> None:
+    assert parse_alternate(entry, "openai") == expected
+
+
+# ---- validate_tiers, exhaustively over tier subsets and family assignments ----
+
+SUBSETS = [frozenset(c) for n in range(4) for c in itertools.combinations((Q, D, T), n)]
+ORDERED = {frozenset(), frozenset({Q}), frozenset({Q, D}), frozenset({Q, D, T})}
+
+
+@pytest.mark.parametrize("subset", SUBSETS, ids=lambda s: "+".join(sorted(t.value for t in s)))
+@pytest.mark.parametrize("allow_shared", [False, True])
+def test_validate_tiers_exhaustive(subset: frozenset[Tier], allow_shared: bool) -> None:
+    tiers = [t for t in (Q, D, T) if t in subset]
+    for families in itertools.product(["f1", "f2", "f3"], repeat=len(tiers)):
+        assignment = dict(zip(tiers, families, strict=True))
+        shared = len(set(families)) < len(families)
+        should_pass = subset in ORDERED and (allow_shared or not shared)
+        if should_pass:
+            validate_tiers(assignment, allow_shared_family=allow_shared)
+            continue
+        with pytest.raises(TierConfigError) as info:
+            validate_tiers(assignment, allow_shared_family=allow_shared)
+        message = str(info.value)
+        if subset not in ORDERED:
+            assert "tiers run in order" in message
+        if shared and not allow_shared:
+            assert "share the model family" in message
+
+
+def test_validate_tiers_is_case_insensitive_on_families() -> None:
+    with pytest.raises(TierConfigError, match="share"):
+        validate_tiers({Q: "OpenAI", D: "openai"}, allow_shared_family=False)
+
+
+def test_validate_tiers_names_every_problem() -> None:
+    with pytest.raises(TierConfigError) as info:
+        validate_tiers({D: "x", T: "x"}, allow_shared_family=False)
+    message = str(info.value)
+    assert "deep tier is configured but quick" in message
+    assert "tiebreaker tier is configured but quick" in message
+    assert "share the model family 'x'" in message
