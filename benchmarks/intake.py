@@ -193,7 +193,8 @@ async def main() -> None:
     print(f"throughput: {args.deliveries} deliveries, {args.concurrency} concurrent clients:")
     print(f"  accepted {rate:,.0f} deliveries/s")
     print(
-        f"latency at {args.rate:.0f} deliveries/s for {args.seconds:.0f} s ({len(latencies)} requests):"
+        f"latency at {args.rate:.0f} deliveries/s for {args.seconds:.0f} s "
+        f"({len(latencies)} requests):"
     )
     print(f"  p50 ack {statistics.median(latencies) * 1000:.2f} ms")
     print(f"  p99 ack {percentile(latencies, 0.99) * 1000:.2f} ms")
