@@ -576,12 +576,17 @@ def render_check_run(
 def render_in_progress(files: Sequence[str], *, tier: Tier | None = None) -> CheckRunOutput:
     """The run while judges work (no conclusion yet)."""
     stage = f" ({tier.value} judge)" if tier else ""
+    summary = "Independent judges are scoring this change."
+    if files:
+        summary += " Files:\n\n" + _files_line(files)
+    # Before the file list is fetched there is nothing to count yet.
+    what = plural(len(files), "file") if files else "this change"
     return _finish(
         CheckRunOutput(
             conclusion=None,
             status="in_progress",
-            title=f"Judging {plural(len(files), 'file')}{stage}",
-            summary="Independent judges are scoring this change. Files:\n\n" + _files_line(files),
+            title=f"Judging {what}{stage}",
+            summary=summary,
         )
     )
 

@@ -473,6 +473,9 @@ def test_in_progress() -> None:
     assert "`docs/b.md`" in out.summary
     assert "conclusion" not in out.payloads()[0]
     assert_valid_payloads(out)
+    early = render_in_progress([])
+    assert early.title == "Judging this change"
+    assert early.summary == "Independent judges are scoring this change."
 
 
 def test_skipped_by_label_names_who() -> None:

@@ -2,8 +2,9 @@
 
 `FakeOpenAIServer` answers `POST /v1/chat/completions` (OpenAI chat completions);
 `FakeAnthropicServer` answers `POST /v1/messages` (Anthropic Messages). Each test
-scripts what a model says with a queue of `Reply` values per model name; the server
-pops one per request and records every request so tests can assert on prompts,
+scripts what a model says with a queue of `Reply` values per model name (then an
+optional `responder(request) -> Reply`, then an optional `default`); the server pops one
+per request and records every request so tests can assert on prompts,
 nonce delimiters, `response_format` and auth headers.
 
 Structured output is modelled as a capability of the OpenAI server:
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -135,6 +137,8 @@ class _Base:
     api_key: str = "test-key"
     requests: list[RecordedRequest] = field(default_factory=list)
     default: Reply | None = None
+    responder: Callable[[RecordedRequest], Reply] | None = None
+    """Answers by looking at the request when the model's queue is empty (workloads)."""
     _queues: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     _runner: web.AppRunner | None = None
     _port: int = 0
@@ -154,10 +158,12 @@ class _Base:
     def origin(self) -> str:
         return f"http://127.0.0.1:{self._port}"
 
-    def _next(self, model: str) -> Reply | None:
-        queue = self._queues[model]
+    def _next(self, recorded: RecordedRequest) -> Reply | None:
+        queue = self._queues[recorded.model]
         if queue:
             return queue.popleft()
+        if self.responder is not None:
+            return self.responder(recorded)
         return self.default
 
     async def start(self) -> None:
@@ -231,7 +237,7 @@ class FakeOpenAIServer(_Base):
                 "supported with this model.",
                 param="response_format",
             )
-        reply = self._next(recorded.model)
+        reply = self._next(recorded)
         if reply is None:
             return self._error(500, f"fake: nothing scripted for model {recorded.model!r}")
         await self._pause(reply.delay)
@@ -288,7 +294,7 @@ class FakeAnthropicServer(_Base):
             return self._error(400, "anthropic-version header is required")
         if any(m.get("role") == "system" for m in recorded.messages):
             return self._error(400, "messages: system role is not allowed; use 'system'")
-        reply = self._next(recorded.model)
+        reply = self._next(recorded)
         if reply is None:
             return self._error(500, f"fake: nothing scripted for model {recorded.model!r}")
         await self._pause(reply.delay)
