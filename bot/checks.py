@@ -66,6 +66,7 @@ ACTION_DESCRIPTION_LIMIT = 40
 ACTION_IDENTIFIER_LIMIT = 20
 REASONING_LIMIT = 6_000
 MAX_LISTED_FILES = 20
+LINE_REF_SCAN = 1_000
 
 ACTION_REJUDGE_DEEP = "rejudge-deep"
 ACTION_OVERRIDE_ACCEPT = "override-accept"
@@ -211,7 +212,9 @@ def line_ref(text: str, files: Sequence[str]) -> LineRef | None:
 
     `path:12` (or `path:12-14`) with a judged path wins; otherwise `line 12` /
     `lines 12-14` / `L12` refers to a judged file named in the text, or to the only
-    judged file."""
+    judged file. Only the start of the text is read: that is where a judge names the
+    place, and long answers would make this slow."""
+    text = text[:LINE_REF_SCAN]
     known = set(files)
     for match in _PATH_LINE.finditer(text):
         candidate = match.group("path")
@@ -288,7 +291,7 @@ def annotations_for(record: VerdictRecord, mode: Mode) -> list[Annotation]:
             )
         )
     for view in rounds_of(record):
-        for improvement in view.improvements:
+        for improvement in dict.fromkeys(view.improvements):
             ref = line_ref(improvement, record.files)
             if ref is None:
                 continue

@@ -60,9 +60,15 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-def shorten(text: str, limit: int) -> str:
+# Untrusted text is cut to its limit plus this margin before it is scrubbed: scrubbing
+# a model's 300 kB answer only to show 6 kB of it is slow, and a secret cut at the
+# first cut is removed again at the final, shorter one (PEM blocks match without END).
+_PRECUT_MARGIN = 8_192
+
+
+def shorten(text: str, limit: int, *, total: int | None = None) -> str:
     """At most `limit` characters, cut at a line (or word) boundary, with a note of
-    how many characters were left out."""
+    how many characters were left out (of `total`, when `text` was already cut)."""
     if len(text) <= limit:
         return text
     note_room = 60
@@ -72,14 +78,14 @@ def shorten(text: str, limit: int) -> str:
         cut = text.rfind(" ", 0, budget)
     if cut < budget // 2:
         cut = budget
-    left_out = len(text) - cut
+    left_out = max(total or 0, len(text)) - cut
     note = f"… ({left_out:,} characters left out)"
     return (text[:cut].rstrip() + "\n" + note)[:limit]
 
 
 def one_line(text: str, limit: int) -> str:
     """Untrusted text as a single scrubbed line of at most `limit` characters."""
-    flat = " ".join(scrub_secrets(text).split())
+    flat = " ".join(scrub_secrets(text[: 2 * limit + _PRECUT_MARGIN]).split())
     if len(flat) > limit:
         flat = flat[: max(limit - 1, 0)].rstrip() + "…"
     return flat
@@ -101,10 +107,11 @@ def quote_untrusted(text: str, limit: int) -> str:
     """Untrusted multi-line text as a Markdown blockquote: scrubbed, mentions defanged,
     HTML neutralised, capped. A quote also contains any code fence the text opens, and
     command parsing ignores quoted lines."""
-    clean = defang_mentions(scrub_secrets(text)).replace("<", "&lt;").strip()
+    precut = text[: limit + _PRECUT_MARGIN]
+    clean = defang_mentions(scrub_secrets(precut)).replace("<", "&lt;").strip()
     if not clean:
         return "> _(empty)_"
-    clean = shorten(clean, limit)
+    clean = shorten(clean, limit, total=len(clean) + len(text) - len(precut))
     return "\n".join(f"> {line}".rstrip() for line in clean.splitlines())
 
 
