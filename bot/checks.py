@@ -67,6 +67,7 @@ ACTION_IDENTIFIER_LIMIT = 20
 REASONING_LIMIT = 6_000
 MAX_LISTED_FILES = 20
 LINE_REF_SCAN = 1_000
+MAX_LINE = 1_000_000
 
 ACTION_REJUDGE_DEEP = "rejudge-deep"
 ACTION_OVERRIDE_ACCEPT = "override-accept"
@@ -202,7 +203,8 @@ class LineRef:
 def _span(start: str, end: str | None) -> tuple[int, int] | None:
     first = int(start)
     last = int(end) if end else first
-    if first < 1:
+    # Zero is no line; absurd numbers are a model's noise and GitHub would refuse them.
+    if not 1 <= first <= MAX_LINE or last > MAX_LINE:
         return None
     return (first, last) if last >= first else (first, first)
 

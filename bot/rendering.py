@@ -27,15 +27,20 @@ REDACTED = "[redacted]"
 # Google API keys, JWTs, bearer headers and PEM private keys (also a PEM block cut off
 # before its END line, so a truncated key leaks nothing either). Every match is at
 # least as long as REDACTED, so scrubbing never makes a string longer.
+#
+# Each branch starts with a plain character so the regex engine can skip ahead to
+# candidate positions (about ten times faster on long model answers than `\b` first);
+# the word-boundary checks are lookbehinds placed after that first character.
+_W = r"[A-Za-z0-9_]"
 _SECRET_SHAPES = re.compile(
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bgithub_pat_[A-Za-z0-9_]{20,}"
-    r"|\bsk-[A-Za-z0-9_\-]{16,}"
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"g(?:h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})"
+    rf"|s(?<!{_W}s)k-[A-Za-z0-9_\-]{{16,}}"
+    rf"|A(?<!{_W}A)(?:KIA|SIA)[0-9A-Z]{{16}}(?!{_W})"
     r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/\-]{16,}=*"
+    rf"|e(?<!{_W}e)yJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}"
+    rf"|B(?<!{_W}B)(?:earer|EARER)\s+[A-Za-z0-9._~+/\-]{{16,}}=*"
+    rf"|b(?<!{_W}b)earer\s+[A-Za-z0-9._~+/\-]{{16,}}=*"
     r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
     r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
 )

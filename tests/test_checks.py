@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import jsonschema
@@ -32,7 +33,7 @@ from bot.checks import (
 )
 from bot.commands import parse_command
 from bot.judge.records import Tier, Verdict
-from bot.rendering import VERDICT_SEVERITY, combined_verdict, rounds_of, scrub_secrets
+from bot.rendering import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
 from tests.fakes.github_openapi import spec_dict
 from tests.verdict_builders import (
     FAKE_SECRETS,
@@ -283,6 +284,7 @@ FILES = ["docs/a.md", "docs/b.md"]
         ("meeting at 12:30 is wrong", ["docs/a.md"], None),
         ("other/file.md:3 is not judged", FILES, None),
         ("line 0 is odd", ["docs/a.md"], None),
+        ("line 99999999999 is odd", ["docs/a.md"], None),
         ("add more examples", FILES, None),
         ("all 12 sections are fine", ["docs/a.md"], None),
     ],
@@ -545,3 +547,31 @@ def test_requested_actions_respect_github_limits() -> None:
         RequestedAction("l", "x" * 41, "i")
     with pytest.raises(ValueError, match="identifier"):
         RequestedAction("l", "d", "x" * 21)
+
+
+def test_scrub_catches_glued_tokens_and_never_lengthens() -> None:
+    token = FAKE_SECRETS["github classic"]
+    assert scrub_secrets(f"url?token={token}&x=1") == "url?token=[redacted]&x=1"
+    assert scrub_secrets(f'"{FAKE_SECRETS["openai"]}"') == '"[redacted]"'
+    for secret in FAKE_SECRETS.values():
+        assert len(scrub_secrets(secret)) <= len(secret)
+
+
+def test_fit_blocks_keeps_tail_and_notes_what_was_dropped() -> None:
+    blocks = ["a" * 400, "b" * 400, "c" * 400]
+    out = fit_blocks(blocks, 1_000, tail=["TAIL"], what="part")
+    assert out.startswith("a" * 400)
+    assert "b" * 400 not in out and "c" * 400 not in out
+    assert "_… 2 parts (800 characters) left out to stay within GitHub's size limit._" in out
+    assert out.endswith("TAIL")
+    assert len(out) <= 1_000
+    assert fit_blocks(["x", "y"], 100, tail=["z"]) == "x\n\ny\n\nz"
+
+
+def test_fit_blocks_shortens_a_single_oversized_block_at_a_line() -> None:
+    block = "\n".join(f"line {i:04d}" for i in range(1_000))
+    out = fit_blocks([block], 2_000)
+    assert len(out) <= 2_000
+    assert "characters left out" in out
+    for line in out.splitlines():
+        assert re.fullmatch(r"line \d{4}", line) or line.startswith(("…", "_…")) or not line

@@ -631,6 +631,7 @@ async def test_no_independent_alternate_is_undetermined(
     )
     record = await engine_for(make_config(fake_llm)).judge(request)
     assert record.final_decision is Verdict.UNDETERMINED
+    assert record.mode == "four-eyes"
     assert record.reason and "four-eyes" in record.reason
     assert fake_llm.requests == []
 

@@ -56,6 +56,8 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_AUTHORS", "OpenClaw Agent")
     monkeypatch.setenv("JUDGE_MODE", "blocking")
     monkeypatch.setenv("JUDGE_QUICK_TIMEOUT", "0.5")
+    monkeypatch.setenv("JUDGE_DAILY_CALL_BUDGET", "none")
+    monkeypatch.setenv("JUDGE_AUTHORSHIP_PATTERNS", '{"house-llm": "inhouse"}')
     config = JudgeConfig()
     tiers = config.tiers()
     assert list(tiers) == [Q, D, T]
@@ -71,6 +73,8 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert config.paths == ["docs/**/*.md", "notes/*.txt"]
     assert config.authors == ["OpenClaw Agent"]
     assert config.mode == "blocking"
+    assert config.daily_call_budget is None
+    assert config.authorship_patterns == {"house-llm": "inhouse"}
     # Secrets stay out of reprs and descriptions.
     assert "sk-env-secret" not in repr(config)
     assert "sk-env-secret" not in " ".join(describe_tiers(config))
@@ -185,3 +189,13 @@ def test_validate_tiers_names_every_problem() -> None:
     assert "deep tier is configured but quick" in message
     assert "tiebreaker tier is configured but quick" in message
     assert "share the model family 'x'" in message
+
+
+def test_authorship_patterns_also_name_judge_families() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://x/v1",
+        quick_model="house-llm-7b",
+        deep_model="gpt-5",
+        authorship_patterns={"house-llm": "inhouse"},
+    )
+    assert config.tiers()[Q].family == "inhouse"

@@ -54,11 +54,16 @@ def links_for(target: Target, check_run_url: str) -> IssueLinks:
 
 
 async def open_issue_for(
-    gateway: RepoGateway, storage: Storage, repository: str, task: str
+    gateway: RepoGateway, storage: Storage, repository: str, task: str, *, search: bool
 ) -> int | None:
+    """The task's open issue. With `search`, an issue unknown to storage is looked up on
+    GitHub by label and title: worth a request before opening one (never two issues for a
+    task), not on every accepted change."""
     known = await storage.kv_get(BY_TASK, task_key(repository, task))
     if known is not None:
         return int(known["number"]) if known.get("state") == "open" else None
+    if not search:
+        return None
     title = issue_title(task)
     for issue in await gateway.open_issues_with_label(LABEL):
         if issue.get("title") == title and "pull_request" not in issue:
@@ -77,7 +82,7 @@ async def reconcile(
     """Bring the task's issue in line with the verdict; returns the issue's URL when one
     is open for it."""
     if verdict is Verdict.ESCALATE:
-        number = await open_issue_for(gateway, storage, target.repository, target.task)
+        number = await open_issue_for(gateway, storage, target.repository, target.task, search=True)
         links = links_for(target, check_run_url)
         if number is None:
             await gateway.ensure_label(LABEL, LABEL_COLOR, LABEL_DESCRIPTION)
@@ -97,7 +102,7 @@ async def reconcile(
 
 async def close_for(gateway: RepoGateway, storage: Storage, target: Target, comment: str) -> bool:
     """Close the task's open issue with a comment; False when none was open."""
-    number = await open_issue_for(gateway, storage, target.repository, target.task)
+    number = await open_issue_for(gateway, storage, target.repository, target.task, search=False)
     if number is None:
         return False
     await gateway.comment(number, comment)

@@ -107,7 +107,9 @@ def _split_list(value: Any) -> Any:
 
 
 class JudgeConfig(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="JUDGE_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="JUDGE_", extra="ignore", frozen=True, env_parse_none_str="none"
+    )
 
     llm_base_url: str | None = None
     llm_api_key: SecretStr | None = None

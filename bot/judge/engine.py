@@ -262,6 +262,12 @@ class JudgeEngine:
         seating = seat_panel(
             self.panel, authoring, allow_shared_family=self.config.allow_shared_family
         )
+        first = seating.get(Tier.QUICK)
+        if first is not None and first.seat is None:
+            # Nobody independent can even start: refuse before counting against budgets.
+            return self._finish(
+                base, Decision(Verdict.UNDETERMINED, reason=first.reason), mode="four-eyes"
+            )
         key = cost.cache_key(
             rubric=rubric.name.value,
             tier_models=[
