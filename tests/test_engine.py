@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -11,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge import cost
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import (
     JudgeEngine,
@@ -140,8 +140,7 @@ async def test_quick_accept_is_one_call_and_is_stored(
     assert call.tier is Tier.QUICK and call.attempts == 1 and call.error is None
     assert call.prompt_tokens and call.completion_tokens
     assert (
-        record.content_hashes["research/signal.md"]
-        == cost.hashlib.sha256(GOOD_DOC.encode()).hexdigest()
+        record.content_hashes["research/signal.md"] == hashlib.sha256(GOOD_DOC.encode()).hexdigest()
     )
     stored = await sqlite_storage.list_verdicts(task_id="issue-42")
     assert len(stored) == 1

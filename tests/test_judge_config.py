@@ -65,8 +65,8 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tiers[Q].family == "openai" and tiers[D].family == "moonshot"
     assert tiers[T].family == "meta"
     assert tiers[T].provider == "anthropic" and tiers[T].base_url == "http://127.0.0.1:9"
-    assert tiers[T].api_key is not None
-    assert tiers[T].api_key.get_secret_value() == "other-secret"
+    key = tiers[T].api_key
+    assert key is not None and key.get_secret_value() == "other-secret"
     assert tiers[Q].timeout == 0.5 and tiers[D].timeout == 60
     assert tiers[Q].max_chars == 4000
     assert config.alternate_models == ["anthropic:claude-sonnet-4", "gemini-2.5-flash"]

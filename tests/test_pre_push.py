@@ -126,7 +126,7 @@ def _record(go: str) -> VerdictRecord:
         rubric=RubricName.CONTENT,
         prompt_version="p",
         final_decision=verdict,
-        go_no_go=go,  # type: ignore[arg-type]
+        go_no_go=go,
     )
 
 
