@@ -113,6 +113,7 @@ def create_app(
                 on_response=metrics.observe_github_response,
             )
         llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        shared.setdefault("llm_client", llm_client)
         if "judge_config" not in shared:
             shared["judge_config"] = judge_config if judge_config is not None else JudgeConfig()
         if "judge" not in shared:

@@ -278,3 +278,21 @@ async def test_later_accept_closes_the_issue(bot: Harness) -> None:
     bot.fake.repo(REPO).pulls[number].head_sha = second
     await bot.send("pull_request", pull_request_payload(bot.fake, "synchronize", number))
     assert bot.fake.repo(REPO).issues[issue.number].state == "closed"
+
+
+async def test_repository_models_replace_the_installation_models(bot: Harness) -> None:
+    set_config(bot.fake, "models:\n  quick: mistral-large\n")
+    bot.llm.script("mistral-large", scores(*ACCEPT))
+    sha = await open_and_judge(bot, {"docs/notes.md": GOOD_DOC})
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "success"
+    assert [r.model for r in bot.llm.requests] == ["mistral-large"]
+
+
+async def test_repository_models_of_one_family_are_a_config_error(bot: Harness) -> None:
+    set_config(bot.fake, f"models:\n  quick: {DEEP}\n")
+    sha = await open_and_judge(bot, {"docs/notes.md": GOOD_DOC})
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "neutral"
+    assert "models" in run.output["title"]
+    assert bot.llm.requests == []

@@ -265,3 +265,46 @@ async def test_make_provider(http: httpx.AsyncClient) -> None:
     assert isinstance(make_provider("anthropic", http, "http://x", "k"), AnthropicMessagesProvider)
     with pytest.raises(ValueError, match="unknown LLM provider"):
         make_provider("cohere", http, "http://x", "k")
+
+
+async def test_reasoning_model_parameters_are_negotiated(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    """A model that refuses temperature and max_tokens gets neither, and the provider
+    remembers that for the model on this endpoint."""
+    fake_llm.refused_params = {"temperature", "max_tokens"}
+    fake_llm.script("o-model", Reply.json({"semantic": 4}), Reply.json({"semantic": 5}))
+    memory = StructuredOutputMemory()
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key", memory=memory)
+    result = await provider.complete(
+        model="o-model", messages=MESSAGES, time_limit=5, response_schema=SCHEMA
+    )
+    assert json.loads(result.text) == {"semantic": 4}
+    last = fake_llm.requests[-1].body
+    assert "temperature" not in last and "max_tokens" not in last
+    assert last["max_completion_tokens"] == 1024
+    assert last["response_format"]["type"] == "json_schema"
+    sent = len(fake_llm.requests)
+    await provider.complete(model="o-model", messages=MESSAGES, time_limit=5)
+    assert len(fake_llm.requests) == sent + 1
+    # Other models on the same endpoint keep their parameters.
+    fake_llm.refused_params = set()
+    fake_llm.script("plain", Reply.json({"semantic": 3}))
+    await provider.complete(model="plain", messages=MESSAGES, time_limit=5)
+    assert fake_llm.requests[-1].body["temperature"] == 0
+
+
+async def test_refused_parameter_is_dropped_only_once(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
+) -> None:
+    """A server that keeps refusing ends in an HTTP error, not a loop."""
+    fake_llm.script(
+        "m1",
+        Reply.http(400, "Unsupported value: 'temperature' does not support 0"),
+        Reply.http(400, "Unsupported value: 'temperature' does not support 0"),
+    )
+    provider = OpenAIChatProvider(http, fake_llm.base_url, "test-key")
+    with pytest.raises(ProviderHTTPError):
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+    assert len(fake_llm.requests) == 2
+    assert "temperature" not in fake_llm.requests[1].body

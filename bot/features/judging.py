@@ -24,8 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from cachetools import LRUCache
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
+from pydantic import ValidationError
 
 from bot.checks import (
     CheckDetails,
@@ -64,6 +66,7 @@ from bot.repo_config import (
     rubric_for,
     select_files,
 )
+from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -81,6 +84,7 @@ class Services:
     github: GitHubApp
     engine: JudgeEngine
     judge_config: JudgeConfig
+    shared: dict[str, Any]
 
     @classmethod
     def of(cls, context: Context) -> Services:
@@ -88,7 +92,48 @@ class Services:
             github=context.services["github"],
             engine=context.services["judge"],
             judge_config=context.services["judge_config"],
+            shared=context.services,
         )
+
+    def engine_for(self, config: RepoConfig, storage: Storage) -> JudgeEngine:
+        """The installation's engine, or one with the repository's own tier models.
+
+        Raises RepoModelsError when those models break the four-eyes rule."""
+        overrides = model_overrides(config)
+        if not overrides:
+            return self.engine
+        engines: LRUCache[tuple[tuple[str, str | None], ...], JudgeEngine] = self.shared.setdefault(
+            "repo_engines", LRUCache(maxsize=64)
+        )
+        key = tuple(sorted(overrides.items()))
+        engine = engines.get(key)
+        if engine is None:
+            try:
+                judge_config = JudgeConfig(**{**self.judge_config.model_dump(), **overrides})
+            except ValidationError as exc:
+                message = str(exc.errors()[0].get("msg", "invalid models")).removeprefix(
+                    "Value error, "
+                )
+                raise RepoModelsError(message) from None
+            engine = JudgeEngine.from_config(judge_config, self.shared["llm_client"], storage)
+            engines[key] = engine
+        return engine
+
+
+class RepoModelsError(ValueError):
+    """The repository's `models:` would seat two judges of one family."""
+
+
+def model_overrides(config: RepoConfig) -> dict[str, str | None]:
+    """JudgeConfig fields for the repository's tier models; a replaced model's family is
+    guessed again from its name rather than inherited from the installation's model."""
+    overrides: dict[str, str | None] = {}
+    for tier in ("quick", "deep", "tiebreaker"):
+        model = getattr(config.models, tier)
+        if model:
+            overrides[f"{tier}_model"] = model
+            overrides[f"{tier}_family"] = None
+    return overrides
 
 
 # -- event handlers -----------------------------------------------------------------------
@@ -321,9 +366,16 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
             )
         )
 
+    try:
+        engine = services.engine_for(config, storage)
+    except RepoModelsError as error:
+        output = render_config_error(str(error), key="models")
+        await complete(gateway, run_id, output)
+        await remember(storage, key, state, target, verdict="undetermined", output=output)
+        return
     directives = await directives_for(target, config, gateway, files)
     records = await judge_groups(
-        services.engine, target, config, files, commits, directives, selection.sensitive
+        engine, target, config, files, commits, directives, selection.sensitive
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(

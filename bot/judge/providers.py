@@ -134,15 +134,27 @@ class OutputMode(enum.IntEnum):
 
 @dataclass
 class StructuredOutputMemory:
-    """The strongest output mode each base URL accepted (shared by providers)."""
+    """What each endpoint accepted, shared by providers: the strongest output mode per
+    base URL, and per (base URL, model) the sampling parameters it refused (reasoning
+    models refuse `temperature` and want `max_completion_tokens`)."""
 
     modes: dict[str, OutputMode] = field(default_factory=dict)
+    refused: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def get(self, base_url: str) -> OutputMode:
         return self.modes.get(base_url, OutputMode.JSON_SCHEMA)
 
     def downgrade(self, base_url: str, mode: OutputMode) -> None:
         self.modes[base_url] = max(mode, self.get(base_url))
+
+
+def _refused_parameter(detail: str, body: Mapping[str, Any]) -> str | None:
+    """The optional parameter a 400 complains about, if it is one we can drop."""
+    lowered = detail.lower()
+    for name in ("temperature", "max_tokens"):
+        if name in body and (f"'{name}'" in lowered or f'"{name}"' in lowered):
+            return name
+    return None
 
 
 def _scrub(text: str, secret: str) -> str:
@@ -289,6 +301,11 @@ class OpenAIChatProvider(_HTTPProvider):
         max_tokens: int,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
+        refused = self.memory.refused.get((self.base_url, model), set())
+        if "temperature" in refused:
+            del body["temperature"]
+        if "max_tokens" in refused:
+            body["max_completion_tokens"] = body.pop("max_tokens")
         if schema is None:
             body["messages"] = [dict(m) for m in messages]
         elif mode is OutputMode.JSON_SCHEMA:
@@ -332,6 +349,13 @@ class OpenAIChatProvider(_HTTPProvider):
             ):
                 mode = OutputMode(mode + 1)
                 self.memory.downgrade(self.base_url, mode)
+                continue
+            refused = (
+                _refused_parameter(response.text, body) if response.status_code == 400 else None
+            )
+            known = self.memory.refused.setdefault((self.base_url, model), set())
+            if refused is not None and refused not in known:
+                known.add(refused)
                 continue
             break
         self._raise_for_status(response, model)

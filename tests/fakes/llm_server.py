@@ -207,6 +207,8 @@ def _estimate_tokens(text: str) -> int:
 @dataclass
 class FakeOpenAIServer(_Base):
     accepted_formats: set[str] = field(default_factory=lambda: {"json_schema", "json_object"})
+    refused_params: set[str] = field(default_factory=set)
+    """Request fields answered with 400 (as reasoning models do for temperature)."""
 
     @property
     def base_url(self) -> str:
@@ -229,6 +231,12 @@ class FakeOpenAIServer(_Base):
         recorded = await self._read(request)
         if request.headers.get("Authorization") != f"Bearer {self.api_key}":
             return self._error(401, "Incorrect API key provided.")
+        for name in sorted(self.refused_params & set(recorded.body)):
+            return self._error(
+                400,
+                f"Unsupported parameter: '{name}' is not supported with this model.",
+                param=name,
+            )
         fmt = recorded.response_format
         if fmt is not None and fmt.get("type") not in self.accepted_formats:
             return self._error(
