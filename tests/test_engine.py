@@ -735,3 +735,49 @@ async def test_completion_rubric_end_to_end(
     assert record.final_decision is final
     fmt = fake_llm.requests[0].response_format
     assert fmt is not None and "pass" in fmt["json_schema"]["schema"]["properties"]
+
+
+async def test_cache_throttle_and_audit_on_every_backend(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, storage: Any
+) -> None:
+    """The engine's storage use (kv cache, usage counters, verdict log) on SQLite and,
+    when configured, PostgreSQL."""
+    fake_llm.default = Reply.json(ACCEPT)
+    config = make_config(fake_llm, throttle_per_hour=2)
+    engine = JudgeEngine(config, build_panel(config, http), storage)
+    first = await engine.judge(make_request("one\n"))
+    cached = await engine.judge(make_request("one\n"))
+    second = await engine.judge(make_request("two\n"))
+    throttled = await engine.judge(make_request("three\n"))
+    assert [r.final_decision for r in (first, cached, second, throttled)] == [
+        Verdict.ACCEPT,
+        Verdict.ACCEPT,
+        Verdict.ACCEPT,
+        Verdict.UNDETERMINED,
+    ]
+    assert cached.calls == [] and throttled.mode == "throttled"
+    assert len(fake_llm.requests) == 2
+    stored = await storage.list_verdicts(repository="acme/widgets")
+    assert [s.verdict for s in stored] == ["accept", "accept", "accept", "undetermined"]
+
+
+@pytest.mark.parametrize(
+    ("scores", "verdict", "label"),
+    [
+        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.IMPROVE, "GO"),
+        ({"semantic": 2, "pragmatic": 4, "syntactic": 4}, Verdict.IMPROVE, "NO-GO"),
+        ({"semantic": 4, "pragmatic": 4, "syntactic": 5}, Verdict.ACCEPT, "GO"),
+        ({"semantic": 1, "pragmatic": 1, "syntactic": 1}, Verdict.REJECT, "NO-GO"),
+        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.ESCALATE, "UNDETERMINED"),
+        ({}, Verdict.UNDETERMINED, "UNDETERMINED"),
+    ],
+)
+def test_pre_push_label_follows_phase_a_b(
+    scores: dict[str, float], verdict: Verdict, label: str
+) -> None:
+    """GO = every content score >= 3 (seed 000), whatever the average; doubt never blocks."""
+    from bot.judge.engine import pre_push_label
+    from bot.judge.records import RoundRecord
+
+    last = RoundRecord(round=1, judge_tier=Tier.QUICK, model="m", family="f", scores=scores)
+    assert pre_push_label(RubricName.CONTENT, verdict, last) == label

@@ -51,6 +51,7 @@ from bot.judge.providers import (
 from bot.judge.records import (
     CallStats,
     Finding,
+    GoNoGo,
     JudgedFile,
     RoundRecord,
     RubricName,
@@ -63,6 +64,7 @@ from bot.judge.records import (
     go_no_go_of,
 )
 from bot.judge.rubrics import Rubric, get_rubric
+from bot.judge.rubrics import go_no_go as content_go_no_go
 from bot.storage.base import Storage
 
 logger = logging.getLogger(__name__)
@@ -177,6 +179,20 @@ def build_panel(
     tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}
     alternates = {tier: [seat(e) for e in config.alternates(tier)] for tier in tiers}
     return JudgePanel(tiers=tiers, alternates=alternates)
+
+
+def pre_push_label(rubric: RubricName, verdict: Verdict, last: RoundRecord | None) -> GoNoGo:
+    """Seed 000 phase A/B: for content, GO means every score >= 3, so an `improve` whose
+    scores all reach 3 (average under 3.5) still passes a blocking pre-push hook. Escalate
+    and undetermined never block; other rubrics follow their verdict."""
+    if (
+        rubric is RubricName.CONTENT
+        and verdict in (Verdict.ACCEPT, Verdict.IMPROVE)
+        and last is not None
+        and last.scores
+    ):
+        return content_go_no_go(last.scores)
+    return go_no_go_of(verdict)
 
 
 def _utcnow() -> datetime:
@@ -526,7 +542,7 @@ class JudgeEngine:
             truncation=list(run.truncation),
             calls=list(run.calls),
             final_decision=decision.verdict,
-            go_no_go=go_no_go_of(decision.verdict),
+            go_no_go=pre_push_label(base["rubric"], decision.verdict, last),
             reason=decision.reason,
             models_not_run=models_not_run_note is not None,
             models_not_run_note=models_not_run_note,
