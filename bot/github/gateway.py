@@ -161,12 +161,6 @@ class RepoGateway:
         commits = [commit_from_rest(item) for item in answer.get("commits") or []]
         return files, commits
 
-    async def commit(self, sha: str) -> CommitInfo:
-        answer = await self.client.getitem(
-            "/repos/{owner}/{repo}/commits/{ref}", self._vars(ref=sha)
-        )
-        return commit_from_rest(answer)
-
     async def blobs(self, expressions: Sequence[str]) -> dict[str, RemoteFile | None]:
         """Many blobs (`REF:path` expressions) in a single GraphQL query; None for a missing
         or binary file. One round trip whatever the count, instead of one REST call a file."""
