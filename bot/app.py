@@ -8,6 +8,7 @@ GET  /              -> status page, or the registration guide when APP_ID is uns
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from gidgethub.routing import Router
 from bot import __version__
 from bot.dispatch import Dispatcher
 from bot.github.client import GitHubApp, RetryPolicy
+from bot.housekeeping import prune_forever
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -123,10 +125,16 @@ def create_app(
         await session.close()
 
     async def workers_ctx(app: web.Application) -> AsyncIterator[None]:
+        stop_housekeeping = asyncio.Event()
+        housekeeping = asyncio.create_task(
+            prune_forever(store, settings.delivery_retention_days, clock, stop_housekeeping)
+        )
         if start_workers and settings.configured:
             pool.start()
         yield
         await pool.close()
+        stop_housekeeping.set()
+        await housekeeping
 
     app.cleanup_ctx.extend([storage_ctx, http_ctx, workers_ctx])
 

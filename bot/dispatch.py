@@ -105,3 +105,9 @@ class Dispatcher:
             await self.storage.kv_put(HANDLED_NAMESPACE, memo_key, {"at": self.clock().isoformat()})
         if failures:
             raise HandlerFailures(failures)
+        # The memo only serves retries of this delivery; once every handler is done it
+        # would just grow storage forever.
+        for callback in callbacks:
+            await self.storage.kv_delete(
+                HANDLED_NAMESPACE, f"{delivery.delivery_id}:{handler_name(callback)}"
+            )

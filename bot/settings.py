@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     write_interval: Annotated[float, Field(ge=0)] = Field(
         default=1.0, alias="JUDGE_GITHUB_WRITE_INTERVAL"
     )
+    delivery_retention_days: Annotated[float, Field(ge=0)] = Field(
+        default=30.0, alias="JUDGE_DELIVERY_RETENTION_DAYS"
+    )
 
     @field_validator("log_level")
     @classmethod

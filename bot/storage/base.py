@@ -126,6 +126,10 @@ class Storage(Protocol):
     ) -> list[Delivery]:
         """Newest first."""
 
+    async def prune_deliveries(self, finished_before: datetime) -> int:
+        """Delete done and failed deliveries finished before the cut-off; returns how many.
+        Pending and processing ones are never pruned."""
+
     # -- installations -------------------------------------------------------
     async def upsert_installation(self, installation: Installation) -> None: ...
 

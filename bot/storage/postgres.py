@@ -364,6 +364,15 @@ class PostgresStorage:
             )
         return [_delivery(row) for row in rows]
 
+    async def prune_deliveries(self, finished_before: datetime) -> int:
+        status = await self._db.execute(
+            "DELETE FROM deliveries WHERE status = ANY($1::text[]) AND finished_at < $2",
+            [DeliveryStatus.DONE.value, DeliveryStatus.FAILED.value],
+            require_utc(finished_before),
+        )
+        # asyncpg returns the command tag, e.g. "DELETE 3".
+        return int(status.split()[-1])
+
     # -- installations -------------------------------------------------------
     async def upsert_installation(self, installation: Installation) -> None:
         await self._db.execute(

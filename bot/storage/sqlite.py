@@ -363,6 +363,16 @@ class SqliteStorage:
             )
         return [_delivery(row) for row in rows]
 
+    async def prune_deliveries(self, finished_before: datetime) -> int:
+        return await self._execute(
+            "DELETE FROM deliveries WHERE status IN (?, ?) AND finished_at < ?",
+            (
+                DeliveryStatus.DONE.value,
+                DeliveryStatus.FAILED.value,
+                to_micros(finished_before),
+            ),
+        )
+
     # -- installations -------------------------------------------------------
     async def upsert_installation(self, installation: Installation) -> None:
         await self._execute(
