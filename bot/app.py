@@ -70,6 +70,7 @@ def create_app(
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     shared: dict[str, Any] = dict(services or {})
+    shared.setdefault("max_attempts", settings.max_attempts)
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics

@@ -53,7 +53,8 @@ def check_request(
     lowered = {key.lower(): value for key, value in headers.items()}
     if len(body) > MAX_BODY_BYTES:
         return Rejection(413, "too-large", "payload exceeds GitHub's 25 MB limit")
-    signature = lowered.get("x-hub-signature-256") or lowered.get("x-hub-signature")
+    # Only SHA-256: accepting the legacy SHA-1 header would let a forger pick the weaker one.
+    signature = lowered.get("x-hub-signature-256")
     if not signature:
         return Rejection(401, "unsigned", "missing X-Hub-Signature-256")
     try:

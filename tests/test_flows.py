@@ -180,20 +180,48 @@ async def test_branch_deletion_is_ignored(bot: Harness) -> None:
     assert bot.check_runs() == []
 
 
-async def test_same_sha_by_push_and_pull_request_gets_one_check_run(bot: Harness) -> None:
+async def test_same_sha_by_pull_request_then_push_gets_one_check_run(bot: Harness) -> None:
+    """The push of a sha a pull request already judges adds nothing."""
     bot.llm.script(QUICK, scores(*ACCEPT), scores(*ACCEPT))
     before = bot.fake.repo(REPO).branches["main"]
     sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
     number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     await bot.send(
         "push",
         push_payload(
             REPO, before=before, after=sha, commits=[{"id": sha, "added": ["docs/notes.md"]}]
         ),
     )
-    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     assert len(bot.check_runs(sha=sha)) == 1
     assert len(bot.llm.requests) == 1
+
+
+async def test_pull_request_takes_over_a_sha_its_push_judged(bot: Harness) -> None:
+    """The pull request's view (all its files, its labels) replaces the push's, on the same
+    run: here the push judged one good file, the pull request also has a bad one."""
+    set_config(bot.fake, "mode: blocking\n")
+    first = commit_files(bot.fake, {"docs/bad.md": "# Bad\n\nthin\n"})
+    before = first
+    second = commit_files(bot.fake, {"docs/good.md": GOOD_DOC})
+    number = open_pull(bot.fake, second)
+    bot.llm.script(QUICK, scores(*ACCEPT), scores(*REJECT))
+    bot.llm.script(DEEP, scores(*REJECT))
+    await bot.send(
+        "push",
+        push_payload(
+            REPO,
+            before=before,
+            after=second,
+            commits=[{"id": second, "added": ["docs/good.md"]}],
+        ),
+    )
+    [run] = bot.check_runs(sha=second)
+    assert run.conclusion == "success"
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    [run] = bot.check_runs(sha=second)
+    assert run.conclusion == "failure"
+    assert "docs/bad.md" in run.output["summary"]
 
 
 async def test_invalid_config_gives_neutral_check_naming_the_line(bot: Harness) -> None:
@@ -241,9 +269,30 @@ async def test_rerequested_check_run_rejudges_on_the_same_run(bot: Harness) -> N
     bot.llm.script(QUICK, scores(*ACCEPT), scores(*ACCEPT))
     sha = await open_and_judge(bot, {"docs/notes.md": GOOD_DOC})
     [run] = bot.check_runs(sha=sha)
+    bot.fake.set_permission(REPO, "maintainer", "write")
     await bot.send("check_run", check_run_payload(REPO, run.id, sha, "rerequested"))
     assert len(bot.check_runs(sha=sha)) == 1
     assert len(bot.llm.requests) == 2, "a re-request bypasses the verdict cache"
+
+
+async def test_authors_rerequest_is_refused(bot: Harness) -> None:
+    """The author cannot re-roll the judges with GitHub's Re-run button."""
+    from tests.flow_helpers import check_run_payload
+
+    bot.llm.script(QUICK, scores(*REJECT), scores(*ACCEPT))
+    bot.llm.script(DEEP, scores(*REJECT))
+    sha = commit_files(bot.fake, {"docs/notes.md": "# x\n"}, author="agent")
+    number = open_pull(bot.fake, sha, author="agent")
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    [run] = bot.check_runs(sha=sha)
+    bot.fake.set_permission(REPO, "agent", "admin")
+    calls = len(bot.llm.requests)
+    await bot.send(
+        "check_run",
+        check_run_payload(REPO, run.id, sha, "rerequested", sender="agent", pull_number=number),
+    )
+    assert len(bot.llm.requests) == calls
+    assert any("did not run" in c for c in bot.comments(number))
 
 
 # -- disagreement issues ------------------------------------------------------------------

@@ -9,7 +9,6 @@ import pytest
 from bot.features.targets import (
     NULL_SHA,
     Target,
-    bypass_reason,
     changed_in_push,
     linked_issues,
     target_from_pull_request,
@@ -79,28 +78,6 @@ def test_net_effect_of_pushed_commits() -> None:
 def _target(**changes: object) -> Target:
     base = Target("o/r", 1, "a" * 40, "main", "o/r#1", "pull_request.opened")
     return Target(**{**base.__dict__, **changes})  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("labels", "message", "expected"),
-    [
-        ((), "Add notes", None),
-        (("judge-skip",), "Add notes", "label"),
-        (("other",), "WIP [skip judge]", "commit"),
-        (("other",), "WIP [SKIP JUDGE]", "commit"),
-        (("judge-skip",), "WIP [skip judge]", "label"),
-    ],
-)
-def test_bypass_reasons(labels: tuple[str, ...], message: str, expected: str | None) -> None:
-    reason = bypass_reason(_target(labels=labels), "judge-skip", message)
-    if expected is None:
-        assert reason is None
-    else:
-        assert reason is not None and expected in reason
-
-
-def test_no_skip_label_configured() -> None:
-    assert bypass_reason(_target(labels=("judge-skip",)), None, "msg") is None
 
 
 @pytest.mark.parametrize(

@@ -40,8 +40,8 @@ from bot.features import disagreements
 from bot.features.judging import (
     STATE_NAMESPACE,
     Services,
-    complete,
     judge_target,
+    show,
     state_key,
 )
 from bot.features.targets import Target, target_from_pull_request
@@ -50,6 +50,8 @@ from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
 
 log = logging.getLogger(__name__)
 router = Router()
+
+OVERRIDES_APPLIED = "override-applied"
 
 
 @router.register("issue_comment", action="created")
@@ -97,11 +99,44 @@ async def on_comment(event: Event, context: Context) -> None:
 
 @router.register("check_run", action="requested_action")
 async def on_button(event: Event, context: Context) -> None:
-    if context.installation_id is None:
-        return
+    identifier = str((event.data.get("requested_action") or {}).get("identifier"))
+    command = command_for_action(identifier)
+    if command is not None:
+        await on_check_run_request(event, context, command)
+
+
+@router.register("check_run", action="rerequested")
+async def on_rerequested(event: Event, context: Context) -> None:
+    """GitHub's "Re-run" is a `/judge rerun` by whoever clicked it, authorised alike."""
+    await on_check_run_request(event, context, Command("rerun", raw="Re-run"))
+
+
+@router.register("check_suite", action="rerequested")
+async def on_suite_rerequested(event: Event, context: Context) -> None:
+    suite = event.data["check_suite"]
+    await act_on_sha(
+        event,
+        context,
+        Command("rerun", raw="Re-run all"),
+        head_sha=str(suite["head_sha"]),
+        pulls=suite.get("pull_requests") or [],
+    )
+
+
+async def on_check_run_request(event: Event, context: Context, command: Command) -> None:
     run = event.data["check_run"]
-    command = command_for_action(str((event.data.get("requested_action") or {}).get("identifier")))
-    if command is None or run.get("name") != "judge":
+    if run.get("name") != "judge":
+        return
+    await act_on_sha(
+        event, context, command, head_sha=str(run["head_sha"]), pulls=run.get("pull_requests") or []
+    )
+
+
+async def act_on_sha(
+    event: Event, context: Context, command: Command, *, head_sha: str, pulls: list[Any]
+) -> None:
+    """A request from the checks UI is about the sha of the run it was made on."""
+    if context.installation_id is None:
         return
     sender = event.data.get("sender") or {}
     actor = Actor(str(sender.get("login", "")), str(sender.get("type", "User")))
@@ -111,8 +146,8 @@ async def on_button(event: Event, context: Context) -> None:
     services = Services.of(context)
     client = await services.github.installation_client(context.installation_id)
     gateway = RepoGateway(client, str(repository["full_name"]))
-    pulls = run.get("pull_requests") or []
-    pull_number = int(pulls[0]["number"]) if pulls else None
+    matching = [p for p in pulls if (p.get("head") or {}).get("sha") == head_sha] or pulls
+    pull_number = int(matching[0]["number"]) if matching else None
     await execute(
         command,
         actor,
@@ -120,7 +155,7 @@ async def on_button(event: Event, context: Context) -> None:
         gateway,
         repository=repository,
         pull_number=pull_number,
-        head_sha=str(run["head_sha"]),
+        head_sha=head_sha,
         reply_to=pull_number,
     )
 
@@ -136,30 +171,57 @@ async def execute(
     head_sha: str | None,
     reply_to: int | None,
 ) -> None:
+    """Authorise and carry out a command. `head_sha` pins the commit (a checks-UI request is
+    about its run's commit); without it the pull request's current head is meant."""
     assert context.installation_id is not None
+    pinned = head_sha is not None
+
+    if command.kind in ("help", "invalid"):
+        if reply_to is not None:
+            await gateway.comment(reply_to, render_help(command))
+        return
+
+    state = None
+    if head_sha is not None:
+        state = await context.storage.kv_get(
+            STATE_NAMESPACE, state_key(gateway.full_name, head_sha)
+        )
+    judged = Target.from_json(state["target"], "command") if state and state.get("target") else None
+    if pull_number is None and judged is not None:
+        # Runs of fork branches carry no pull_requests: the judged target knows its PR.
+        pull_number = judged.pull_number
+    reply_to = reply_to if reply_to is not None else pull_number
 
     async def reply(text: str) -> None:
         if reply_to is not None:
             await gateway.comment(reply_to, text)
 
-    if command.kind in ("help", "invalid"):
-        await reply(render_help(command))
-        return
-
     pull: dict[str, Any] | None = None
     if pull_number is not None:
         pull = await gateway.pull(pull_number)
-        head_sha = str(pull["head"]["sha"])
+        current = str(pull["head"]["sha"])
+        if not pinned:
+            head_sha = current
+        elif head_sha != current and command.kind == "override":
+            await reply(
+                f"@{actor.login}, that check run is for `{str(head_sha)[:7]}`, no longer the "
+                f"head of this pull request (`{current[:7]}`); nothing was changed."
+            )
+            return
     if head_sha is None:
         return
     key = state_key(gateway.full_name, head_sha)
-    state = await context.storage.kv_get(STATE_NAMESPACE, key)
+    if not pinned or state is None:
+        state = await context.storage.kv_get(STATE_NAMESPACE, key)
 
+    pr_author = str(pull["user"]["login"]) if pull and pull.get("user") else None
+    if pr_author is None and state and state.get("target"):
+        pr_author = (state["target"] or {}).get("pull_author")
     permission, role = await gateway.permission(actor.login)
     facts = AuthorizationFacts(
         permission=permission,
         role_name=role or "",
-        pr_author=str(pull["user"]["login"]) if pull and pull.get("user") else None,
+        pr_author=pr_author,
         commit_logins=tuple((state or {}).get("commit_people") or ()),
     )
     decision = authorize(command, actor, facts)
@@ -171,12 +233,13 @@ async def execute(
     if command.kind == "rerun":
         if state is not None and state.get("target"):
             target = Target.from_json(state["target"], "command.rerun")
-        elif pull is not None:
+        elif pull is not None and str(pull["head"]["sha"]) == head_sha:
             target = target_from_pull_request(
                 {"pull_request": pull, "repository": repository, "action": "rerun"},
                 context.installation_id,
             )
         else:
+            await reply(f"@{actor.login}, `{head_sha[:7]}` was never judged; nothing to re-run.")
             return
         await judge_target(
             target.rerun("command.rerun", force_deep=command.deep),
@@ -210,14 +273,19 @@ async def apply_override(
     record = override_record(
         records[-1], outcome.final_verdict, actor.login, command, context.clock()
     )
-    await context.storage.append_verdict(
-        task_id=record.task_id,
-        repository=record.repository,
-        head_sha=record.head_sha,
-        verdict=record.final_decision.value,
-        created_at=record.timestamp,
-        record=record.model_dump(mode="json"),
+    # A retried delivery must not log the same human decision twice.
+    first_time = await context.storage.kv_put_if_absent(
+        OVERRIDES_APPLIED, context.delivery.delivery_id, {"key": key}
     )
+    if first_time:
+        await context.storage.append_verdict(
+            task_id=record.task_id,
+            repository=record.repository,
+            head_sha=record.head_sha,
+            verdict=record.final_decision.value,
+            created_at=record.timestamp,
+            record=record.model_dump(mode="json"),
+        )
     run_id = int(state["check_run_id"])
     if command.action == "cancel":
         output = render_check_run(records, mode)
@@ -233,7 +301,7 @@ async def apply_override(
                 CloseReason.OVERRIDDEN, actor.login, verdict=outcome.final_verdict
             ),
         )
-    await complete(gateway, run_id, output)
+    await show(gateway, run_id, state, output)
     await context.storage.kv_put(STATE_NAMESPACE, key, state)
     if reply_to is not None:
         await gateway.comment(

@@ -22,6 +22,7 @@ from bot.disagreement import (
     render_followup_comment,
     render_issue_body,
 )
+from bot.features.rules import IssueAction, issue_action
 from bot.features.targets import Target
 from bot.github.gateway import RepoGateway
 from bot.judge.records import Verdict, VerdictRecord
@@ -53,21 +54,19 @@ def links_for(target: Target, check_run_url: str) -> IssueLinks:
     )
 
 
-async def open_issue_for(
+async def known_issue(
     gateway: RepoGateway, storage: Storage, repository: str, task: str, *, search: bool
-) -> int | None:
-    """The task's open issue. With `search`, an issue unknown to storage is looked up on
-    GitHub by label and title: worth a request before opening one (never two issues for a
-    task), not on every accepted change."""
+) -> dict[str, Any] | None:
+    """What storage remembers of the task's issue. With `search`, an issue storage does not
+    know (storage was reset) is looked up on GitHub by label and exact title: worth a
+    request before opening one, not on every accepted change."""
     known = await storage.kv_get(BY_TASK, task_key(repository, task))
-    if known is not None:
-        return int(known["number"]) if known.get("state") == "open" else None
-    if not search:
-        return None
+    if known is not None or not search:
+        return known
     title = issue_title(task)
     for issue in await gateway.open_issues_with_label(LABEL):
         if issue.get("title") == title and "pull_request" not in issue:
-            return int(issue["number"])
+            return {"number": int(issue["number"]), "state": "open", "last_sha": None}
     return None
 
 
@@ -78,42 +77,89 @@ async def reconcile(
     records: Sequence[VerdictRecord],
     verdict: Verdict,
     check_run_url: str,
+    *,
+    owner: str,
 ) -> str | None:
-    """Bring the task's issue in line with the verdict; returns the issue's URL when one
-    is open for it."""
-    if verdict is Verdict.ESCALATE:
-        number = await open_issue_for(gateway, storage, target.repository, target.task, search=True)
-        links = links_for(target, check_run_url)
+    """Bring the task's issue in line with the verdict (rules.issue_action); returns the
+    issue's URL when one is open for it."""
+    known = await known_issue(
+        gateway, storage, target.repository, target.task, search=verdict is Verdict.ESCALATE
+    )
+    action = issue_action(verdict, known, target.head_sha)
+    links = links_for(target, check_run_url)
+    if action is IssueAction.OPEN:
+        number = await open_once(gateway, storage, target, records, links, owner)
         if number is None:
-            await gateway.ensure_label(LABEL, LABEL_COLOR, LABEL_DESCRIPTION)
-            number = await gateway.create_issue(
-                issue_title(target.task), render_issue_body(records, links), [LABEL]
-            )
-        else:
-            await gateway.comment(number, render_followup_comment(records, links))
-        await remember_issue(storage, target, number, "open")
-        return f"https://github.com/{target.repository}/issues/{number}"
-    if verdict is Verdict.ACCEPT:
-        await close_for(
-            gateway, storage, target, render_close_comment(CloseReason.ACCEPTED, target.head_sha)
+            return None
+    elif action is IssueAction.CLOSE:
+        assert known is not None
+        await close_issue(
+            gateway,
+            storage,
+            target,
+            int(known["number"]),
+            render_close_comment(CloseReason.ACCEPTED, target.head_sha),
         )
-    return None
+        return None
+    elif action in (IssueAction.COMMENT, IssueAction.REOPEN):
+        assert known is not None
+        number = int(known["number"])
+        if action is IssueAction.REOPEN:
+            await gateway.reopen_issue(number)
+        await gateway.comment(number, render_followup_comment(records, links))
+        await remember_issue(storage, target, number, "open")
+    elif known is not None and known.get("state") == "open" and known.get("number"):
+        number = int(known["number"])
+    else:
+        return None
+    return f"https://github.com/{target.repository}/issues/{number}"
+
+
+async def open_once(
+    gateway: RepoGateway,
+    storage: Storage,
+    target: Target,
+    records: Sequence[VerdictRecord],
+    links: IssueLinks,
+    owner: str,
+) -> int | None:
+    """Open the task's issue unless a concurrent delivery is opening it (never two)."""
+    key = task_key(target.repository, target.task)
+    claimed = await storage.kv_put_if_absent(BY_TASK, key, {"state": "opening", "owner": owner})
+    if not claimed:
+        current = await storage.kv_get(BY_TASK, key) or {}
+        if current.get("owner") != owner or current.get("state") != "opening":
+            return None  # someone else opens it; their issue carries the history
+    await gateway.ensure_label(LABEL, LABEL_COLOR, LABEL_DESCRIPTION)
+    number = await gateway.create_issue(
+        issue_title(target.task), render_issue_body(records, links), [LABEL]
+    )
+    await remember_issue(storage, target, number, "open")
+    return number
 
 
 async def close_for(gateway: RepoGateway, storage: Storage, target: Target, comment: str) -> bool:
     """Close the task's open issue with a comment; False when none was open."""
-    number = await open_issue_for(gateway, storage, target.repository, target.task, search=False)
-    if number is None:
+    known = await storage.kv_get(BY_TASK, task_key(target.repository, target.task))
+    if known is None or known.get("state") != "open" or not known.get("number"):
         return False
+    await close_issue(gateway, storage, target, int(known["number"]), comment)
+    return True
+
+
+async def close_issue(
+    gateway: RepoGateway, storage: Storage, target: Target, number: int, comment: str
+) -> None:
     await gateway.comment(number, comment)
     await gateway.close_issue(number)
     await remember_issue(storage, target, number, "closed")
-    return True
 
 
 async def remember_issue(storage: Storage, target: Target, number: int, state: str) -> None:
     await storage.kv_put(
-        BY_TASK, task_key(target.repository, target.task), {"number": number, "state": state}
+        BY_TASK,
+        task_key(target.repository, target.task),
+        {"number": number, "state": state, "last_sha": target.head_sha},
     )
     await storage.kv_put(
         BY_ISSUE,

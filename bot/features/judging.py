@@ -1,19 +1,22 @@
 """Judge pushes and pull requests: one `judge` check run per head sha.
 
-    pull_request opened/synchronize/reopened/ready_for_review ─┐
-    push (not a deletion, with watched files) ─────────────────┼─> judge_target
-    check_run / check_suite rerequested, "Re-judge" button ────┘
-        claim the sha ── taken by another delivery ──> stop (one check run per sha)
+    pull_request opened/synchronize/reopened/ready_for_review/labeled/unlabeled ─┐
+    push (not a deletion, with watched files) ───────────────────────────────────┼─> judge_target
+    re-judges (/judge rerun, Re-run, buttons; see `commands`) ───────────────────┘
+        push: files and commits first (payload or compare); nothing to judge -> no run
+        claim the sha (rules.claim_action) ── another delivery judges it ──> stop
         config from the default branch (cached) ── invalid ──> neutral run naming the line
         create the run in_progress ∥ list files and commits
         skip label / [skip judge] ──> neutral "skipped" run
         select watched files ── none ──> neutral "nothing to judge"
         fetch every file in one GraphQL query, judge each rubric group
-        escalate ──> open (or comment on) the disagreement issue;  accept ──> close it
-        complete the run (conclusion by verdict and mode), annotations in batches of 50
+        escalate ──> open / comment / reopen the disagreement issue;  accept ──> close it
+        complete the run (conclusion by verdict and mode), annotations never sent twice
+    A delivery on its last attempt that fails still completes its run (neutral), so no
+    run is left in progress forever.
 
-The decisions (targets, selection, conclusion, rendering) are pure functions in
-`targets`, `bot.repo_config` and `bot.checks`; this module carries them out.
+The decisions are pure functions in `rules`, `targets`, `bot.repo_config` and
+`bot.checks`; this module carries them out.
 """
 
 from __future__ import annotations
@@ -41,24 +44,22 @@ from bot.checks import (
     render_skipped,
 )
 from bot.dispatch import Context
-from bot.features import disagreements
+from bot.features import disagreements, rules
 from bot.features.repo_settings import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.features.targets import (
     Target,
-    bypass_reason,
     linked_issues,
     people_of,
     target_from_pull_request,
     target_from_push,
 )
 from bot.github.client import GitHubApp
-from bot.github.gateway import ChangedPath, CommitInfo, RepoGateway, added_lines_from_patch
+from bot.github.gateway import ChangedPath, CommitInfo, RepoGateway
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.rendering import combined_verdict
 from bot.repo_config import (
-    ChangedFile,
     RepoConfig,
     RepoConfigError,
     author_matches,
@@ -66,7 +67,7 @@ from bot.repo_config import (
     rubric_for,
     select_files,
 )
-from bot.storage.base import Storage
+from bot.storage.base import DeliveryStatus, Storage
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -77,47 +78,6 @@ CHECK_NAME = "judge"
 
 def state_key(repository: str, head_sha: str) -> str:
     return f"{repository.lower()}@{head_sha}"
-
-
-@dataclass(frozen=True)
-class Services:
-    github: GitHubApp
-    engine: JudgeEngine
-    judge_config: JudgeConfig
-    shared: dict[str, Any]
-
-    @classmethod
-    def of(cls, context: Context) -> Services:
-        return cls(
-            github=context.services["github"],
-            engine=context.services["judge"],
-            judge_config=context.services["judge_config"],
-            shared=context.services,
-        )
-
-    def engine_for(self, config: RepoConfig, storage: Storage) -> JudgeEngine:
-        """The installation's engine, or one with the repository's own tier models.
-
-        Raises RepoModelsError when those models break the four-eyes rule."""
-        overrides = model_overrides(config)
-        if not overrides:
-            return self.engine
-        engines: LRUCache[tuple[tuple[str, str | None], ...], JudgeEngine] = self.shared.setdefault(
-            "repo_engines", LRUCache(maxsize=64)
-        )
-        key = tuple(sorted(overrides.items()))
-        engine = engines.get(key)
-        if engine is None:
-            try:
-                judge_config = JudgeConfig(**{**self.judge_config.model_dump(), **overrides})
-            except ValidationError as exc:
-                message = str(exc.errors()[0].get("msg", "invalid models")).removeprefix(
-                    "Value error, "
-                )
-                raise RepoModelsError(message) from None
-            engine = JudgeEngine.from_config(judge_config, self.shared["llm_client"], storage)
-            engines[key] = engine
-        return engine
 
 
 class RepoModelsError(ValueError):
@@ -136,6 +96,49 @@ def model_overrides(config: RepoConfig) -> dict[str, str | None]:
     return overrides
 
 
+@dataclass(frozen=True)
+class Services:
+    github: GitHubApp
+    engine: JudgeEngine
+    judge_config: JudgeConfig
+    shared: dict[str, Any]
+
+    @classmethod
+    def of(cls, context: Context) -> Services:
+        return cls(
+            github=context.services["github"],
+            engine=context.services["judge"],
+            judge_config=context.services["judge_config"],
+            shared=context.services,
+        )
+
+    @property
+    def max_attempts(self) -> int:
+        return int(self.shared.get("max_attempts", 1))
+
+    def engine_for(self, config: RepoConfig, storage: Storage) -> JudgeEngine:
+        """The installation's engine, or one with the repository's own tier models.
+
+        Raises RepoModelsError when those models break the four-eyes rule."""
+        overrides = model_overrides(config)
+        if not overrides:
+            return self.engine
+        engines: LRUCache[tuple[tuple[str, str | None], ...], JudgeEngine] = self.shared.setdefault(
+            "repo_engines", LRUCache(maxsize=64)
+        )
+        key = tuple(sorted(overrides.items()))
+        engine = engines.get(key)
+        if engine is None:
+            try:
+                judge_config = JudgeConfig(**{**self.judge_config.model_dump(), **overrides})
+            except ValidationError as exc:
+                message = str(exc.errors()[0].get("msg", "invalid models"))
+                raise RepoModelsError(message.removeprefix("Value error, ")) from None
+            engine = JudgeEngine.from_config(judge_config, self.shared["llm_client"], storage)
+            engines[key] = engine
+        return engine
+
+
 # -- event handlers -----------------------------------------------------------------------
 
 
@@ -146,12 +149,31 @@ def model_overrides(config: RepoConfig) -> dict[str, str | None]:
 async def on_pull_request(event: Event, context: Context) -> None:
     if context.installation_id is None:
         return
-    pull = event.data["pull_request"]
-    if pull.get("draft"):
+    if event.data["pull_request"].get("draft"):
         log.info("draft pull request: judged when ready", extra=context.log_extra())
         return
     target = target_from_pull_request(event.data, context.installation_id)
     await judge_target(target, context, owner=context.delivery.delivery_id)
+
+
+@router.register("pull_request", action="labeled")
+@router.register("pull_request", action="unlabeled")
+async def on_skip_label(event: Event, context: Context) -> None:
+    """Adding the skip label bypasses the judge at once; removing it judges again."""
+    if context.installation_id is None or event.data["pull_request"].get("draft"):
+        return
+    label = str((event.data.get("label") or {}).get("name", ""))
+    target = target_from_pull_request(event.data, context.installation_id)
+    client = await Services.of(context).github.installation_client(context.installation_id)
+    config = await _config_or_none(RepoGateway(client, target.repository), context, target)
+    if config is None or not config.skip_label or label != config.skip_label:
+        return
+    sender = str((event.data.get("sender") or {}).get("login", ""))
+    await judge_target(
+        replace(target, labeled_by=sender).rerun(f"pull_request.{event.data.get('action')}"),
+        context,
+        owner=context.delivery.delivery_id,
+    )
 
 
 @router.register("push")
@@ -166,246 +188,257 @@ async def on_push(event: Event, context: Context) -> None:
     await judge_target(target, context, owner=context.delivery.delivery_id)
 
 
-@router.register("check_run", action="rerequested")
-async def on_check_run_rerequested(event: Event, context: Context) -> None:
-    run = event.data["check_run"]
-    if run.get("name") != CHECK_NAME or context.installation_id is None:
-        return
-    await rejudge(event.data, str(run["head_sha"]), context, trigger="check_run.rerequested")
-
-
-@router.register("check_suite", action="rerequested")
-async def on_check_suite_rerequested(event: Event, context: Context) -> None:
-    if context.installation_id is None:
-        return
-    suite = event.data["check_suite"]
-    await rejudge(event.data, str(suite["head_sha"]), context, trigger="check_suite.rerequested")
-
-
 def touches_config(target: Target) -> bool:
     return target.changed is None or any(c.path == CONFIG_PATH for c in target.changed)
 
 
-async def rejudge(
-    payload: dict[str, Any],
-    head_sha: str,
-    context: Context,
-    *,
-    trigger: str,
-    force_deep: bool = False,
-) -> None:
-    """Judge a sha again, bypassing the verdict cache, on the same check run."""
-    assert context.installation_id is not None
-    repository = str(payload["repository"]["full_name"])
-    state = await context.storage.kv_get(STATE_NAMESPACE, state_key(repository, head_sha))
-    if state is not None and state.get("target"):
-        target = Target.from_json(state["target"], trigger)
-    else:
-        target = await target_for_sha(payload, head_sha, context)
-    await judge_target(
-        target.rerun(trigger, force_deep=force_deep), context, owner=context.delivery.delivery_id
-    )
-
-
-async def target_for_sha(payload: dict[str, Any], head_sha: str, context: Context) -> Target:
-    """A sha we never judged (our storage was reset): rebuild from its pull request, if any."""
-    assert context.installation_id is not None
-    services = Services.of(context)
-    repository = payload["repository"]
-    client = await services.github.installation_client(context.installation_id)
-    gateway = RepoGateway(client, str(repository["full_name"]))
-    pulls = [
-        p
-        for p in (payload.get("check_run") or payload.get("check_suite") or {}).get("pull_requests")
-        or []
-        if p.get("head", {}).get("sha") == head_sha
-    ]
-    if pulls:
-        pull = await gateway.pull(int(pulls[0]["number"]))
-        return target_from_pull_request(
-            {"pull_request": pull, "repository": repository, "action": "rerequested"},
-            context.installation_id,
+async def _config_or_none(
+    gateway: RepoGateway, context: Context, target: Target
+) -> RepoConfig | None:
+    try:
+        return await load_repo_config(
+            gateway, context.storage, target.default_branch, context.clock()
         )
-    return Target(
-        repository=str(repository["full_name"]),
-        installation_id=context.installation_id,
-        head_sha=head_sha,
-        default_branch=str(repository.get("default_branch") or "main"),
-        task=head_sha[:7],
-        trigger="rerequested",
-    )
+    except RepoConfigError:
+        return None
 
 
 # -- the flow -------------------------------------------------------------------------------
 
 
+class Abandoned(Exception):
+    """Another delivery took this sha over while we were judging it."""
+
+
 async def judge_target(target: Target, context: Context, *, owner: str) -> None:
+    """Judge one head sha and report it (see the module docstring)."""
     services = Services.of(context)
     storage = context.storage
-    key = state_key(target.repository, target.head_sha)
-    await storage.kv_put_if_absent(STATE_NAMESPACE, key, {"owner": owner, "check_run_id": None})
-    state = await storage.kv_get(STATE_NAMESPACE, key) or {"owner": owner, "check_run_id": None}
-    if state.get("owner") != owner and not target.bypass_cache:
-        log.info(
-            "sha %s is already judged by delivery %s",
-            target.head_sha,
-            state.get("owner"),
-            extra=context.log_extra(),
-        )
-        return
-    state["owner"] = owner
-
     client = await services.github.installation_client(target.installation_id)
     gateway = RepoGateway(client, target.repository)
-    now = context.clock()
+    explicit = target.bypass_cache
 
     try:
         config: RepoConfig | None = await load_repo_config(
-            gateway, storage, target.default_branch, now
+            gateway, storage, target.default_branch, context.clock()
         )
         config_error: RepoConfigError | None = None
     except RepoConfigError as error:
         config, config_error = None, error
 
-    if config is not None and target.pull_number is None and not target.bypass_cache:
-        # A push tells us its files and commits: decide before showing anything.
-        if (
-            target.changed is not None
-            and not select_files(config, as_changed(target.changed)).files
-        ):
-            await storage.kv_delete(STATE_NAMESPACE, key)
-            return
-        if (
-            config.authors
-            and target.commits is not None
-            and not author_matches(config, people_of(target.commits))
-        ):
-            await storage.kv_delete(STATE_NAMESPACE, key)
+    if target.pull_number is None and not explicit:
+        # A push says little; learn its files and commits before showing anything.
+        changed, commits = await changes_of(target, gateway)
+        target = replace(target, changed=tuple(changed), commits=tuple(commits))
+        if config is not None and rules.push_needs_no_run(config, target):
             return
 
-    async def ensure_check_run() -> int:
-        if state.get("check_run_id"):
-            run_id = int(state["check_run_id"])
-            await gateway.update_check_run(run_id, in_progress_fields(render_in_progress([])))
-            return run_id
-        output = render_in_progress([])
-        run_id, url = await gateway.create_check_run(
-            {"name": CHECK_NAME, "head_sha": target.head_sha, **in_progress_fields(output)}
+    key = state_key(target.repository, target.head_sha)
+    state = await claim(storage, key, target, owner=owner, explicit=explicit)
+    if state is None:
+        log.info("sha %s is judged by another delivery", target.head_sha, extra=context.log_extra())
+        return
+    run = RunHandle(gateway, storage, key, state, owner)
+    try:
+        await _judge_claimed(target, context, services, gateway, config, config_error, run)
+    except Abandoned:
+        log.info(
+            "sha %s was taken over; result dropped", target.head_sha, extra=context.log_extra()
         )
-        state["check_run_id"] = run_id
-        state["check_run_url"] = url
-        state["target"] = target.to_json()
-        await storage.kv_put(STATE_NAMESPACE, key, state)
+    except Exception as exc:
+        if context.delivery.attempts >= services.max_attempts and run.run_id is not None:
+            await run.complete(failure_output(exc), verdict="undetermined", target=target)
+        raise
+
+
+async def claim(
+    storage: Storage, key: str, target: Target, *, owner: str, explicit: bool
+) -> dict[str, Any] | None:
+    """This delivery's state for the sha, or None when another delivery judges it."""
+    fresh = {"owner": owner, "check_run_id": None, "target": target.to_json()}
+    if await storage.kv_put_if_absent(STATE_NAMESPACE, key, fresh):
+        return fresh
+    state = await storage.kv_get(STATE_NAMESPACE, key)
+    owner_failed = False
+    if state is not None and state.get("owner") not in (None, owner):
+        previous = await storage.get_delivery(str(state["owner"]))
+        owner_failed = previous is not None and previous.status is DeliveryStatus.FAILED
+    action = rules.claim_action(
+        state,
+        owner=owner,
+        incoming_is_pull=target.pull_number is not None,
+        explicit=explicit,
+        owner_failed=owner_failed,
+    )
+    if action is rules.ClaimAction.SKIP:
+        return None
+    merged = {**(state or fresh), "owner": owner, "target": target.to_json()}
+    await storage.kv_put(STATE_NAMESPACE, key, merged)
+    return merged
+
+
+class RunHandle:
+    """The sha's check run, written only while this delivery still owns the sha."""
+
+    def __init__(
+        self, gateway: RepoGateway, storage: Storage, key: str, state: dict[str, Any], owner: str
+    ) -> None:
+        self.gateway = gateway
+        self.storage = storage
+        self.key = key
+        self.state = state
+        self.owner = owner
+
+    @property
+    def run_id(self) -> int | None:
+        value = self.state.get("check_run_id")
+        return int(value) if value else None
+
+    @property
+    def url(self) -> str:
+        return str(self.state.get("check_run_url") or "")
+
+    async def _still_mine(self) -> None:
+        current = await self.storage.kv_get(STATE_NAMESPACE, self.key)
+        if current is not None and current.get("owner") != self.owner:
+            raise Abandoned(self.key)
+
+    async def start(self, target: Target) -> int:
+        """Show the run in progress: create it, or reuse the sha's run."""
+        output = render_in_progress([])
+        fields = {
+            "status": "in_progress",
+            "output": {"title": output.title, "summary": output.summary},
+        }
+        if self.run_id is not None:
+            await self.gateway.update_check_run(self.run_id, fields)
+            return self.run_id
+        run_id, url = await self.gateway.create_check_run(
+            {"name": CHECK_NAME, "head_sha": target.head_sha, **fields}
+        )
+        self.state.update({"check_run_id": run_id, "check_run_url": url, "annotations_sent": []})
+        await self.storage.kv_put(STATE_NAMESPACE, self.key, self.state)
         return run_id
 
-    if config_error is not None:
-        run_id = await ensure_check_run()
+    async def complete(
+        self,
+        output: CheckRunOutput,
+        *,
+        verdict: str,
+        target: Target,
+        mode: Mode | None = None,
+        records: Sequence[VerdictRecord] = (),
+    ) -> None:
+        await self._still_mine()
+        run_id = self.run_id if self.run_id is not None else await self.start(target)
+        await show(self.gateway, run_id, self.state, output)
+        self.state.update(
+            {
+                "target": target.to_json(),
+                "verdict": verdict,
+                "conclusion": output.conclusion,
+                "mode": None if mode is None else mode.value,
+                "commit_people": people_of(target.commits or ()),
+                "records": [r.model_dump(mode="json") for r in records],
+                "override": None,
+            }
+        )
+        await self.storage.kv_put(STATE_NAMESPACE, self.key, self.state)
+
+
+async def show(
+    gateway: RepoGateway, run_id: int, state: dict[str, Any], output: CheckRunOutput
+) -> None:
+    """Update the run; annotations already on it are not sent again (GitHub appends the
+    annotations of every update). Records the sent ones in `state`."""
+    sent = list(state.get("annotations_sent") or [])
+    fresh = rules.unsent(output.annotations, sent)
+    for payload in replace(output, annotations=fresh).payloads():
+        await gateway.update_check_run(run_id, payload)
+    state["annotations_sent"] = sent + [rules.annotation_key(a) for a in fresh]
+
+
+async def _judge_claimed(
+    target: Target,
+    context: Context,
+    services: Services,
+    gateway: RepoGateway,
+    config: RepoConfig | None,
+    config_error: RepoConfigError | None,
+    run: RunHandle,
+) -> None:
+    storage = context.storage
+    if config_error is not None or config is None:
+        assert config_error is not None
+        await run.start(target)
         output = render_config_error(
             str(config_error), line=config_error.line, key=config_error.key
         )
-        await complete(gateway, run_id, output)
-        await remember(storage, key, state, target, verdict="undetermined", output=output)
+        await run.complete(output, verdict="undetermined", target=target)
         return
-    assert config is not None
 
-    run_id, (changed, commits) = await asyncio.gather(
-        ensure_check_run(), changes_of(target, gateway)
-    )
-    target = _with_changes(target, changed, commits)
-    state["target"] = target.to_json()
+    async with asyncio.TaskGroup() as group:
+        group.create_task(run.start(target))
+        changes = group.create_task(changes_of(target, gateway))
+    changed, commits = changes.result()
+    target = replace(target, changed=tuple(changed), commits=tuple(commits))
     mode = Mode(effective_mode(config, services.judge_config.mode))
 
-    head_message = commits[-1].message if commits else ""
-    reason = bypass_reason(target, config.skip_label, head_message)
-    if reason is not None:
-        if config.skip_label and config.skip_label in target.labels:
-            output = render_skipped(
-                SkipReason.LABEL, target.labeled_by or "", label=config.skip_label
-            )
+    bypass = rules.bypass_of(target, config.skip_label, commits[-1].message if commits else "")
+    if bypass is not None:
+        if bypass.kind == "label":
+            output = render_skipped(SkipReason.LABEL, bypass.by, label=config.skip_label or "")
         else:
-            output = render_skipped(SkipReason.COMMIT_MESSAGE, target.head_sha)
-        await complete(gateway, run_id, output)
-        await remember(storage, key, state, target, verdict="skipped", output=output)
+            output = render_skipped(SkipReason.COMMIT_MESSAGE, bypass.by)
+        await run.complete(output, verdict="skipped", target=target, mode=mode)
         return
 
     if config.authors and not author_matches(config, people_of(commits)):
         output = nothing_to_judge(
             "no commit of this change was authored or committed by the configured `authors`"
         )
-        await complete(gateway, run_id, output)
-        await remember(storage, key, state, target, verdict="skipped", output=output)
+        await run.complete(output, verdict="skipped", target=target, mode=mode)
         return
 
-    selection = select_files(config, as_changed(changed))
+    selection = select_files(config, rules.as_changed(changed))
     left_out = [LeftOut(item.path, item.reason.replace("_", " ")) for item in selection.left_out]
     if not selection.files:
         output = nothing_to_judge("no watched file changed", left_out)
-        await complete(gateway, run_id, output)
-        await remember(storage, key, state, target, verdict="skipped", output=output)
+        await run.complete(output, verdict="skipped", target=target, mode=mode)
         return
-
-    paths = [f.path for f in selection.files]
-    texts = await gateway.texts_at(target.head_sha, paths)
-    patches = {c.path: c.patch for c in changed}
-    files: list[JudgedFile] = []
-    limit = config.limits.max_chars_per_file
-    for path in paths:
-        text = texts.get(path)
-        if text is None:
-            left_out.append(LeftOut(path, "binary or unreadable"))
-            continue
-        if len(text) > limit:
-            left_out.append(LeftOut(path, f"cut to the first {limit:,} characters"))
-            text = text[:limit]
-        files.append(
-            JudgedFile(
-                path=path,
-                content=text,
-                added_lines=added_lines_from_patch(patches.get(path)),
-                status=next((c.status for c in changed if c.path == path), None),
-            )
-        )
 
     try:
         engine = services.engine_for(config, storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
-        await complete(gateway, run_id, output)
-        await remember(storage, key, state, target, verdict="undetermined", output=output)
+        await run.complete(output, verdict="undetermined", target=target, mode=mode)
         return
+
+    paths = [f.path for f in selection.files]
+    blobs = await gateway.blobs([f"{target.head_sha}:{path}" for path in paths])
+    texts = {path: _text(blobs[f"{target.head_sha}:{path}"]) for path in paths}
+    truncated = {p for p in paths if (b := blobs[f"{target.head_sha}:{p}"]) and b.truncated}
+    files, cut = rules.prepare_files(
+        paths, texts, changed, config.limits.max_chars_per_file, truncated
+    )
+    left_out.extend(cut)
+
     directives = await directives_for(target, config, gateway, files)
     records = await judge_groups(
         engine, target, config, files, commits, directives, selection.sensitive
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(
-        gateway, storage, target, records, verdict, str(state.get("check_run_url") or "")
+        gateway, storage, target, records, verdict, run.url, owner=run.owner
     )
     output = render_check_run(
         records, mode, details=CheckDetails(left_out=left_out, disagreement_issue_url=issue_url)
     )
-    await complete(gateway, run_id, output)
-    await remember(
-        storage,
-        key,
-        state,
-        target,
-        verdict=verdict.value,
-        output=output,
-        mode=mode,
-        commits=commits,
-        records=[r.model_dump(mode="json") for r in records],
-    )
+    await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
 
 
-def as_changed(changed: Sequence[ChangedPath]) -> list[ChangedFile]:
-    return [ChangedFile(c.path, c.status, c.previous_path) for c in changed]
-
-
-def _with_changes(
-    target: Target, changed: Sequence[ChangedPath], commits: Sequence[CommitInfo]
-) -> Target:
-    return replace(target, changed=tuple(changed), commits=tuple(commits))
+def _text(blob: Any) -> str | None:
+    return None if blob is None else str(blob.text)
 
 
 async def changes_of(
@@ -415,10 +448,10 @@ async def changes_of(
     if target.changed is not None and target.commits is not None:
         return list(target.changed), list(target.commits)
     if target.pull_number is not None:
-        files, commits = await asyncio.gather(
-            gateway.pull_files(target.pull_number), gateway.pull_commits(target.pull_number)
-        )
-        return files, commits
+        async with asyncio.TaskGroup() as group:
+            files = group.create_task(gateway.pull_files(target.pull_number))
+            commits = group.create_task(gateway.pull_commits(target.pull_number))
+        return files.result(), commits.result()
     base = target.compare_base or target.default_branch
     return await gateway.compare(base, target.head_sha)
 
@@ -428,7 +461,7 @@ async def directives_for(
 ) -> list[str]:
     """The pull request's description and its linked issues, plus the repository's standing
     directives. Linked issues are fetched only when a completion rubric will read them."""
-    directives = [d for d in config.task.directives]
+    directives = list(config.task.directives)
     if target.body:
         directives.append(target.body)
     wants_completion = any(rubric_for(config, f.path) is RubricName.COMPLETION for f in files)
@@ -477,21 +510,6 @@ async def judge_groups(
     return list(await asyncio.gather(*(engine.judge(request) for request in requests)))
 
 
-# -- check-run helpers ---------------------------------------------------------------------
-
-
-def in_progress_fields(output: CheckRunOutput) -> dict[str, Any]:
-    return {
-        "status": "in_progress",
-        "output": {"title": output.title, "summary": output.summary},
-    }
-
-
-async def complete(gateway: RepoGateway, run_id: int, output: CheckRunOutput) -> None:
-    for payload in output.payloads():
-        await gateway.update_check_run(run_id, payload)
-
-
 def nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutput:
     lines = [f"Nothing to judge: {why}."]
     if left_out:
@@ -502,28 +520,13 @@ def nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutp
     return CheckRunOutput(conclusion="neutral", title="nothing to judge", summary="\n".join(lines))
 
 
-async def remember(
-    storage: Any,
-    key: str,
-    state: dict[str, Any],
-    target: Target,
-    *,
-    verdict: str,
-    output: CheckRunOutput,
-    mode: Mode | None = None,
-    commits: Sequence[CommitInfo] = (),
-    records: Sequence[dict[str, Any]] = (),
-) -> None:
-    """What later commands and re-runs need about this sha."""
-    state.update(
-        {
-            "target": target.to_json(),
-            "verdict": verdict,
-            "conclusion": output.conclusion,
-            "mode": None if mode is None else mode.value,
-            "commit_people": people_of(commits),
-            "records": list(records),
-            "override": None,
-        }
+def failure_output(exc: BaseException) -> CheckRunOutput:
+    """The run's last word when judging kept failing: neutral, never a failure (fail open)."""
+    return CheckRunOutput(
+        conclusion="neutral",
+        title="undetermined · the judge could not finish",
+        summary=(
+            "judge-bot could not finish judging this commit after several attempts "
+            f"(`{type(exc).__name__}`), so it stays neutral. Comment `/judge rerun` to try again."
+        ),
     )
-    await storage.kv_put(STATE_NAMESPACE, key, state)

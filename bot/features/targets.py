@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.github.gateway import ChangedPath, CommitInfo, commit_from_push
@@ -44,7 +44,6 @@ class Target:
     compare_base: str | None = None
     bypass_cache: bool = False
     force_deep: bool = False
-    extra_directives: tuple[str, ...] = field(default=())
 
     def rerun(self, trigger: str, *, force_deep: bool = False) -> Target:
         return replace(self, trigger=trigger, bypass_cache=True, force_deep=force_deep)
@@ -178,18 +177,6 @@ def changed_in_push(commits: Sequence[Mapping[str, Any]]) -> tuple[ChangedPath, 
         for path in commit.get("removed") or ():
             status[str(path)] = "removed"
     return tuple(ChangedPath(path, state) for path, state in sorted(status.items()))
-
-
-def bypass_reason(target: Target, skip_label: str | None, head_message: str | None) -> str | None:
-    """Why this change is not judged (a label or a commit marker), or None."""
-    if skip_label and skip_label in target.labels:
-        by = f" (added by @{target.labeled_by})" if target.labeled_by else ""
-        return f"the pull request carries the `{skip_label}` label{by}"
-    message = (head_message or "").lower()
-    for marker in SKIP_MARKERS:
-        if marker in message:
-            return f"the head commit message contains `{marker}`"
-    return None
 
 
 def linked_issues(body: str, repository: str) -> list[int]:

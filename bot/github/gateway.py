@@ -45,6 +45,7 @@ class CommitInfo:
 class RemoteFile:
     text: str
     blob_sha: str
+    truncated: bool = False  # GitHub returns only the start of very large blobs
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -168,7 +169,7 @@ class RepoGateway:
             return {}
         fields = "\n".join(
             f"    f{index}: object(expression: {json.dumps(expression)}) "
-            "{ ... on Blob { oid text isBinary } }"
+            "{ ... on Blob { oid text isBinary isTruncated } }"
             for index, expression in enumerate(expressions)
         )
         query = (
@@ -183,15 +184,10 @@ class RepoGateway:
             if not blob or blob.get("isBinary") or blob.get("text") is None:
                 result[expression] = None
             else:
-                result[expression] = RemoteFile(str(blob["text"]), str(blob.get("oid", "")))
+                result[expression] = RemoteFile(
+                    str(blob["text"]), str(blob.get("oid", "")), bool(blob.get("isTruncated"))
+                )
         return result
-
-    async def texts_at(self, ref: str, paths: Sequence[str]) -> dict[str, str | None]:
-        found = await self.blobs([f"{ref}:{path}" for path in paths])
-        return {
-            path: (blob.text if (blob := found[f"{ref}:{path}"]) is not None else None)
-            for path in paths
-        }
 
     async def permission(self, login: str) -> tuple[str, str | None]:
         """(permission, role_name) of a user; ("none", None) for a non-collaborator."""
@@ -235,6 +231,13 @@ class RepoGateway:
             data={"title": title, "body": body, "labels": list(labels)},
         )
         return int(answer["number"])
+
+    async def reopen_issue(self, number: int) -> None:
+        await self.client.patch(
+            "/repos/{owner}/{repo}/issues/{issue_number}",
+            self._vars(issue_number=number),
+            data={"state": "open"},
+        )
 
     async def close_issue(self, number: int) -> None:
         await self.client.patch(

@@ -1,0 +1,170 @@
+"""The judging flow's decisions, as pure functions over plain data.
+
+`judging`, `commands` and `disagreements` fetch what these need, call them, and carry out
+what they return. Each is tested exhaustively in tests/test_rules.py.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.checks import Annotation, LeftOut
+from bot.features.targets import SKIP_MARKERS, Target, people_of
+from bot.github.gateway import ChangedPath, added_lines_from_patch
+from bot.judge.records import JudgedFile, Verdict
+from bot.repo_config import ChangedFile, RepoConfig, author_matches, select_files
+
+# -- who judges a sha -------------------------------------------------------------------------
+
+
+class ClaimAction(enum.StrEnum):
+    CLAIM = "claim"  # nobody has: take it
+    RESUME = "resume"  # this delivery had it (a retry)
+    TAKE_OVER = "take-over"  # judge again on the same sha, reusing its check run
+    SKIP = "skip"  # another delivery judges it: one check run per sha
+
+
+def claim_action(
+    state: Mapping[str, Any] | None,
+    *,
+    owner: str,
+    incoming_is_pull: bool,
+    explicit: bool,
+    owner_failed: bool,
+) -> ClaimAction:
+    """Whether a delivery judges a sha another may already have claimed.
+
+    A pull request's view (all its files, its labels and description, its author) is
+    worth more than a push's (only the pushed commits), so a pull-request event takes
+    over a sha a push claimed. An explicit re-judge (already authorised) always takes
+    over, and so does anyone when the owner's delivery was parked as failed."""
+    if state is None:
+        return ClaimAction.CLAIM
+    if state.get("owner") == owner:
+        return ClaimAction.RESUME
+    if explicit or owner_failed:
+        return ClaimAction.TAKE_OVER
+    claimed_by_push = (state.get("target") or {}).get("pull_number") is None
+    if incoming_is_pull and claimed_by_push:
+        return ClaimAction.TAKE_OVER
+    return ClaimAction.SKIP
+
+
+# -- what is judged ---------------------------------------------------------------------------
+
+
+def as_changed(changed: Iterable[ChangedPath]) -> list[ChangedFile]:
+    return [ChangedFile(c.path, c.status, c.previous_path) for c in changed]
+
+
+def push_needs_no_run(config: RepoConfig, target: Target) -> bool:
+    """A push with nothing to judge gets no check run at all (its files and commits known)."""
+    if target.changed is not None and not select_files(config, as_changed(target.changed)).files:
+        return True
+    return bool(
+        config.authors
+        and target.commits is not None
+        and not author_matches(config, people_of(target.commits))
+    )
+
+
+@dataclass(frozen=True)
+class Bypass:
+    kind: Literal["label", "commit-message"]
+    by: str  # the login that applied the label, or the head sha
+
+
+def bypass_of(target: Target, skip_label: str | None, head_message: str) -> Bypass | None:
+    if skip_label and skip_label in target.labels:
+        return Bypass("label", target.labeled_by or "")
+    lowered = head_message.lower()
+    if any(marker in lowered for marker in SKIP_MARKERS):
+        return Bypass("commit-message", target.head_sha)
+    return None
+
+
+def prepare_files(
+    paths: Sequence[str],
+    texts: Mapping[str, str | None],
+    changed: Sequence[ChangedPath],
+    max_chars: int,
+    truncated_by_github: Collection[str] = (),
+) -> tuple[list[JudgedFile], list[LeftOut]]:
+    """The files handed to the judges, cut to the repository's limit, and what was not."""
+    by_path = {c.path: c for c in changed}
+    files: list[JudgedFile] = []
+    left_out: list[LeftOut] = []
+    for path in paths:
+        text = texts.get(path)
+        if text is None:
+            left_out.append(LeftOut(path, "binary or unreadable"))
+            continue
+        if path in truncated_by_github:
+            left_out.append(LeftOut(path, "too large for GitHub to return whole; judged in part"))
+        if len(text) > max_chars:
+            left_out.append(LeftOut(path, f"cut to the first {max_chars:,} characters"))
+            text = text[:max_chars]
+        change = by_path.get(path)
+        files.append(
+            JudgedFile(
+                path=path,
+                content=text,
+                added_lines=added_lines_from_patch(change.patch if change else None),
+                status=change.status if change else None,
+            )
+        )
+    return files, left_out
+
+
+# -- check-run annotations -------------------------------------------------------------------
+
+
+def annotation_key(annotation: Annotation) -> str:
+    text = "|".join(
+        str(annotation.get(field, ""))
+        for field in ("path", "start_line", "end_line", "annotation_level", "title", "message")
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def unsent(annotations: Sequence[Annotation], sent: Collection[str]) -> list[Annotation]:
+    """GitHub appends the annotations of every update to a run: never send one twice."""
+    seen = set(sent)
+    fresh: list[Annotation] = []
+    for annotation in annotations:
+        key = annotation_key(annotation)
+        if key not in seen:
+            seen.add(key)
+            fresh.append(annotation)
+    return fresh
+
+
+# -- the disagreement issue ------------------------------------------------------------------
+
+
+class IssueAction(enum.StrEnum):
+    NONE = "none"
+    OPEN = "open"
+    COMMENT = "comment"
+    REOPEN = "reopen"
+    CLOSE = "close"
+
+
+def issue_action(verdict: Verdict, known: Mapping[str, Any] | None, head_sha: str) -> IssueAction:
+    """What the task's issue needs after a verdict. `known` is what storage remembers of
+    it (number, state, the sha last reported). The same sha is never reported twice, so a
+    retried delivery does not comment again."""
+    state = None if known is None else known.get("state")
+    if verdict is Verdict.ESCALATE:
+        if state is None or known is None or known.get("number") is None:
+            return IssueAction.OPEN
+        if known.get("last_sha") == head_sha:
+            return IssueAction.NONE
+        return IssueAction.COMMENT if state == "open" else IssueAction.REOPEN
+    if verdict is Verdict.ACCEPT and state == "open":
+        return IssueAction.CLOSE
+    return IssueAction.NONE
