@@ -1,0 +1,183 @@
+"""The judging flow's pure decisions, exhaustively."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from bot.features.rules import (
+    ClaimAction,
+    IssueAction,
+    bypass_of,
+    claim_action,
+    issue_action,
+    prepare_files,
+    push_needs_no_run,
+    unsent,
+)
+from bot.features.targets import Target
+from bot.github.gateway import ChangedPath, CommitInfo
+from bot.judge.records import Verdict
+from bot.repo_config import parse_repo_config
+
+SHA = "a" * 40
+
+
+def target(**changes: Any) -> Target:
+    base = Target("o/r", 1, SHA, "main", "o/r#1", "test")
+    return Target(**{**base.__dict__, **changes})
+
+
+# -- claims --------------------------------------------------------------------------------
+
+
+def expected_claim(
+    state: str, same_owner: bool, incoming_pull: bool, explicit: bool, failed: bool
+) -> ClaimAction:
+    if state == "none":
+        return ClaimAction.CLAIM
+    if same_owner:
+        return ClaimAction.RESUME
+    if explicit or failed:
+        return ClaimAction.TAKE_OVER
+    if incoming_pull and state == "push":
+        return ClaimAction.TAKE_OVER
+    return ClaimAction.SKIP
+
+
+@pytest.mark.parametrize(
+    ("state", "same_owner", "incoming_pull", "explicit", "failed"),
+    [
+        combo
+        for combo in itertools.product(
+            ["none", "push", "pull"], [False, True], [False, True], [False, True], [False, True]
+        )
+        if not (combo[0] == "none" and (combo[1] or combo[4]))
+    ],
+)
+def test_claim_action_table(
+    state: str, same_owner: bool, incoming_pull: bool, explicit: bool, failed: bool
+) -> None:
+    stored: dict[str, Any] | None = None
+    if state != "none":
+        stored = {
+            "owner": "me" if same_owner else "other",
+            "target": {"pull_number": 5 if state == "pull" else None},
+        }
+    action = claim_action(
+        stored, owner="me", incoming_is_pull=incoming_pull, explicit=explicit, owner_failed=failed
+    )
+    assert action is expected_claim(state, same_owner, incoming_pull, explicit, failed)
+
+
+# -- pushes that need no run ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "changed", "authors", "expected"),
+    [
+        ("", [("docs/a.md", "added")], ["agent"], False),
+        ("", [("src/a.py", "added")], ["agent"], True),
+        ("", [("docs/a.md", "removed")], ["agent"], True),
+        ("authors: [agent]\n", [("docs/a.md", "added")], ["agent"], False),
+        ("authors: [agent]\n", [("docs/a.md", "added")], ["human"], True),
+        ("", None, ["agent"], False),
+    ],
+)
+def test_push_needs_no_run(
+    config: str,
+    changed: list[tuple[str, str]] | None,
+    authors: list[str],
+    expected: bool,
+) -> None:
+    commits = tuple(CommitInfo("s", "m", name, name, name, name) for name in authors)
+    paths = None if changed is None else tuple(ChangedPath(p, s) for p, s in changed)
+    push = target(pull_number=None, changed=paths, commits=commits)
+    assert push_needs_no_run(parse_repo_config(config), push) is expected
+
+
+# -- bypass ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "message", "kind"),
+    [
+        ((), "Add notes", None),
+        (("judge-skip",), "Add notes", "label"),
+        (("other",), "WIP [skip judge]", "commit-message"),
+        (("other",), "WIP [SKIP JUDGE]", "commit-message"),
+        (("other",), "WIP [judge skip]", "commit-message"),
+        (("judge-skip",), "WIP [skip judge]", "label"),
+    ],
+)
+def test_bypass(labels: tuple[str, ...], message: str, kind: str | None) -> None:
+    bypass = bypass_of(target(labels=labels, labeled_by="lead"), "judge-skip", message)
+    assert (bypass.kind if bypass else None) == kind
+    if bypass is not None:
+        assert bypass.by == ("lead" if kind == "label" else SHA)
+
+
+def test_no_skip_label_configured() -> None:
+    assert bypass_of(target(labels=("judge-skip",)), None, "msg") is None
+
+
+# -- files -----------------------------------------------------------------------------------------
+
+
+def test_prepare_files_cuts_and_reports() -> None:
+    changed = [
+        ChangedPath("a.md", "added", "@@ -0,0 +1,2 @@\n+x\n+y"),
+        ChangedPath("b.md", "modified"),
+    ]
+    texts = {"a.md": "x\ny\n", "b.md": "z" * 50, "c.bin": None}
+    files, left_out = prepare_files(["a.md", "b.md", "c.bin"], texts, changed, 10, {"a.md"})
+    assert [(f.path, f.content, f.added_lines, f.status) for f in files] == [
+        ("a.md", "x\ny\n", [1, 2], "added"),
+        ("b.md", "z" * 10, None, "modified"),
+    ]
+    reasons = {(item.path, item.reason.split()[0]) for item in left_out}
+    assert reasons == {("a.md", "too"), ("b.md", "cut"), ("c.bin", "binary")}
+
+
+def test_annotations_are_never_sent_twice() -> None:
+    one = {
+        "path": "a.md",
+        "start_line": 1,
+        "end_line": 1,
+        "annotation_level": "warning",
+        "message": "m",
+        "title": "t",
+    }
+    two = {**one, "start_line": 2, "end_line": 2}
+    first = unsent([one, two, one], [])
+    assert first == [one, two]
+    from bot.features.rules import annotation_key
+
+    assert unsent([one, two], [annotation_key(one)]) == [two]
+
+
+# -- the disagreement issue ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("verdict", "known", "expected"),
+    [
+        (Verdict.ESCALATE, None, IssueAction.OPEN),
+        (Verdict.ESCALATE, {"state": "opening"}, IssueAction.OPEN),
+        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.COMMENT),
+        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": SHA}, IssueAction.NONE),
+        (Verdict.ESCALATE, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.REOPEN),
+        (Verdict.ACCEPT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.CLOSE),
+        (Verdict.ACCEPT, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.NONE),
+        (Verdict.ACCEPT, None, IssueAction.NONE),
+        (Verdict.REJECT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.NONE),
+        (Verdict.IMPROVE, None, IssueAction.NONE),
+        (Verdict.UNDETERMINED, {"number": 3, "state": "open"}, IssueAction.NONE),
+    ],
+)
+def test_issue_action(
+    verdict: Verdict, known: dict[str, Any] | None, expected: IssueAction
+) -> None:
+    assert issue_action(verdict, known, SHA) is expected
