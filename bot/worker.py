@@ -62,7 +62,6 @@ class Worker:
         policy: RetryPolicy,
         lease_seconds: float,
         poll_interval: float,
-        batch_size: int = 1,
         worker_id: str | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
@@ -72,14 +71,16 @@ class Worker:
         self.policy = policy
         self.lease_seconds = lease_seconds
         self.poll_interval = poll_interval
-        self.batch_size = batch_size
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
         self.clock = clock
 
     async def run_once(self) -> int:
-        """Claim one batch and process it; returns how many deliveries were claimed."""
+        """Claim one delivery and process it; returns how many were claimed (0 or 1).
+
+        One at a time: a lease starts at the claim, so deliveries claimed in a batch
+        would age while their predecessors run."""
         claimed = await self.storage.claim_deliveries(
-            self.worker_id, self.batch_size, self.lease_seconds, self.clock()
+            self.worker_id, 1, self.lease_seconds, self.clock()
         )
         for delivery in claimed:
             await self.process(delivery)
