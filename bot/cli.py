@@ -38,15 +38,11 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         sys.stderr.write(f"judge-bot: configuration error: {exc}\n")
         return 2
-    candidates = [
-        settings.webhook_secret,
-        settings.private_key,
-        judge_config.llm_api_key,
-        judge_config.quick_api_key,
-        judge_config.deep_api_key,
-        judge_config.tiebreaker_api_key,
-    ]
-    secrets = [value.get_secret_value() for value in candidates if value is not None]
+    secrets = [
+        value.get_secret_value()
+        for value in (settings.webhook_secret, settings.private_key)
+        if value is not None
+    ] + judge_config.api_keys()
     configure_logging(settings.log_level, settings.log_format, secrets)
     if not settings.configured:
         log.warning(

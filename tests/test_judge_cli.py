@@ -220,10 +220,105 @@ def test_missing_file(
 
 
 def test_parser_requires_task_fields() -> None:
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         build_parser().parse_args(["judge", "file.md"])
+    assert info.value.code == 3
     args = build_parser().parse_args([*JUDGE_ARGS, "--rubric", "code", "a.py"])
     assert args.rubric == "code" and args.files == ["a.py"]
+
+
+# ---- nothing judged is never "reject": every failure to judge exits 3 ------------------
+
+
+async def run_cli_entry(cwd: Path, entry: str, *args: str) -> tuple[int, str, str]:
+    """`python -m <entry> args` without any judge settings."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        entry,
+        *args,
+        cwd=cwd,
+        env=clean_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("entry", ["bot.judge.cli", "bot.cli"])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["judge", "file.md"], "the following arguments are required"),
+        ([*JUDGE_ARGS, "--rubric", "vibes", "a.md"], "invalid choice"),
+        ([*JUDGE_ARGS, "--bogus", "a.md"], "unrecognized arguments: --bogus"),
+        (list(JUDGE_ARGS), "the following arguments are required: FILE"),
+    ],
+    ids=["missing-task", "bad-rubric", "unknown-option", "no-files"],
+)
+async def test_judge_usage_errors_exit_undetermined(
+    tmp_path: Path, entry: str, args: list[str], words: str
+) -> None:
+    """Through both entry points: this module (the hook's) and the `judge-bot` script."""
+    code, _, err = await run_cli_entry(tmp_path, entry, *args)
+    assert code == 3, err
+    assert words in err
+
+
+@pytest.mark.parametrize("entry", ["bot.judge.cli", "bot.cli"])
+async def test_judge_help_exits_zero_and_other_commands_keep_argparse_codes(
+    tmp_path: Path, entry: str
+) -> None:
+    code, out, _ = await run_cli_entry(tmp_path, entry, "judge", "--help")
+    assert code == 0 and "--task-id" in out
+    code, _, err = await run_cli_entry(tmp_path, entry, "verdicts", "export", "--bogus")
+    assert code == 2 and "unrecognized arguments" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("bogus://x", "storage error: unsupported storage URL scheme 'bogus'"),
+        ("sqlite:///", "storage error: sqlite URL names no database file"),
+        ("sqlite:////proc/no-such-dir/x.db", "OperationalError: unable to open database file"),
+        # nothing listens on port 9; the password must not be printed
+        ("postgresql://judge:hunter2pw@127.0.0.1:9/x", "the judgment failed (ConnectionRefused"),
+    ],
+)
+def test_storage_failures_exit_undetermined_with_one_line(
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    url: str,
+    words: str,
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") or name == "DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(workdir)
+    code = main([*JUDGE_ARGS, "--database-url", url, "research/signal.md"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert words in line and "nothing was judged" in line
+    assert "hunter2pw" not in line
+
+
+async def test_non_ascii_api_key_is_undetermined_not_a_crash(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    key = "sk-clé-secrète-4242"
+    env = {**llm_env(fake_llm), "JUDGE_LLM_API_KEY": key}
+    code, out, err = await run_cli(workdir, env, *JUDGE_ARGS, "research/signal.md")
+    assert code == 3, err
+    assert "verdict: UNDETERMINED" in out
+    assert "transport error (UnicodeEncodeError)" in out
+    assert "Traceback" not in err
+    assert "clé" not in out + err and "secr" not in out + err
+    assert fake_llm.requests == []
 
 
 def test_render_table() -> None:

@@ -199,3 +199,104 @@ def test_authorship_patterns_also_name_judge_families() -> None:
         authorship_patterns={"house-llm": "inhouse"},
     )
     assert config.tiers()[Q].family == "inhouse"
+
+
+# ---- alternates never carry a key to a host it was not configured for ------------------
+
+
+def test_alternate_of_an_unused_provider_is_refused() -> None:
+    """An OpenAI-protocol panel with an Anthropic alternate and no Anthropic settings:
+    the global (OpenAI or proxy) key must not go to api.anthropic.com."""
+    with pytest.raises(ValidationError) as info:
+        JudgeConfig(
+            llm_api_key="sk-openai-global-key",
+            quick_model="gpt-5-nano",
+            alternate_models=["anthropic:claude-haiku-4"],
+        )
+    message = str(info.value)
+    assert "alternate 'anthropic:claude-haiku-4' speaks anthropic" in message
+    assert "JUDGE_ALTERNATE_ANTHROPIC_BASE_URL" in message
+    assert "JUDGE_ALTERNATE_ANTHROPIC_API_KEY" in message
+    assert "sk-openai-global-key" not in message
+
+
+def test_alternate_routes_are_not_checked_without_tiers() -> None:
+    """No model configured: nothing runs, so nothing to refuse."""
+    config = JudgeConfig(llm_api_key="k", alternate_models=["anthropic:claude-haiku-4"])
+    assert config.tiers() == {}
+
+
+def test_alternate_with_its_own_provider_settings() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://proxy/v1",
+        llm_api_key="proxy-key",
+        quick_model="gpt-5-nano",
+        alternate_models=["anthropic:claude-haiku-4", "gemini-2.5-flash"],
+        alternate_anthropic_api_key="anthropic-key",
+    )
+    claude, gemini = config.alternates(Q)
+    assert (claude.provider, claude.base_url) == ("anthropic", "https://api.anthropic.com")
+    assert claude.api_key is not None and claude.api_key.get_secret_value() == "anthropic-key"
+    # an alternate of the global provider keeps the global endpoint and key
+    assert (gemini.base_url, gemini.endpoint_key()[2]) == ("http://proxy/v1", "proxy-key")
+    assert "anthropic-key" in config.api_keys() and "proxy-key" in config.api_keys()
+
+
+def test_alternate_base_url_alone_sends_no_key() -> None:
+    config = JudgeConfig(
+        llm_api_key="sk-openai-global-key",
+        quick_model="gpt-5-nano",
+        alternate_models=["anthropic:claude-haiku-4"],
+        alternate_anthropic_base_url="http://claude-gateway.internal/",
+    )
+    (claude,) = config.alternates(Q)
+    assert claude.base_url == "http://claude-gateway.internal"
+    assert claude.api_key is None
+
+
+def test_alternate_provider_settings_beat_a_tier_of_that_provider() -> None:
+    config = JudgeConfig(
+        llm_base_url="http://proxy/v1",
+        llm_api_key="proxy-key",
+        quick_model="gpt-5-nano",
+        deep_model="claude-sonnet-4",
+        deep_provider="anthropic",
+        deep_base_url="http://anthropic-proxy",
+        alternate_models=["anthropic:claude-haiku-4"],
+        alternate_anthropic_base_url="http://other-anthropic",
+        alternate_anthropic_api_key="other-key",
+    )
+    (claude,) = config.alternates(Q)
+    assert claude.endpoint_key() == ("anthropic", "http://other-anthropic", "other-key")
+
+
+def test_alternate_provider_settings_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("JUDGE_LLM_API_KEY", "sk-openai-global-key")
+    monkeypatch.setenv("JUDGE_QUICK_MODEL", "gpt-5-nano")
+    monkeypatch.setenv("JUDGE_ALTERNATE_MODELS", "anthropic:claude-haiku-4")
+    monkeypatch.setenv("JUDGE_ALTERNATE_ANTHROPIC_API_KEY", "anthropic-env-key")
+    (claude,) = JudgeConfig().alternates(Q)
+    assert claude.endpoint_key() == ("anthropic", "https://api.anthropic.com", "anthropic-env-key")
+    assert "anthropic-env-key" not in repr(JudgeConfig())
+
+
+def test_validation_errors_never_quote_keys() -> None:
+    """A shared-family error concerns the models, but pydantic's message would show the
+    whole input, keys included, without hide_input_in_errors."""
+    key = "sk-proxy-" + "Zq7Wm2Xr9Lt4Pv8Nc3Bd"
+    with pytest.raises(ValidationError) as info:
+        JudgeConfig(
+            llm_base_url="http://x/v1",
+            llm_api_key=key,
+            quick_api_key=key + "-quick",
+            quick_model="gpt-5-nano",
+            deep_model="gpt-4o",
+        )
+    # str/repr are what reaches a log or a terminal (errors() hands the input to code
+    # that asks for it; load_config asks without)
+    text = str(info.value) + repr(info.value)
+    assert "share the model family" in text
+    for fragment in (key, key[:12], key[-8:], "Zq7Wm2"):
+        assert fragment not in text

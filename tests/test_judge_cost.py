@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from bot.judge.cost import (
     Limits,
+    SeatKey,
     Usage,
     admission,
     cache_key,
@@ -50,21 +52,59 @@ def test_content_hash_changes_with_what_the_judge_sees(change: dict[str, object]
     assert content_hash(**args) != content_hash(TASK, FILES, sensitive=False)  # type: ignore[arg-type]
 
 
+QUICK_SEAT = SeatKey(model="q", provider="openai", base_url="http://a/v1", max_chars=4000)
+DEEP_SEAT = SeatKey(model="d", provider="openai", base_url="http://a/v1", max_chars=32000)
+SEATS: dict[str, SeatKey | None] = {"quick": QUICK_SEAT, "deep": DEEP_SEAT}
+
+
+def _key(**change: object) -> str:
+    args: dict[str, object] = {
+        "rubric": "content",
+        "seats": SEATS,
+        "prompt_version": "1",
+        "content": "h",
+        "max_output_tokens": 1024,
+    }
+    args.update(change)
+    return cache_key(**args)  # type: ignore[arg-type]
+
+
 def test_cache_key_parts() -> None:
-    key = cache_key(rubric="content", tier_models=["q", "d"], prompt_version="1", content="h")
+    key = _key()
     assert len(key) == 64
+    assert _key(seats=dict(reversed(SEATS.items()))) == key  # a mapping: order is no part
     variants = [
-        cache_key(rubric="code", tier_models=["q", "d"], prompt_version="1", content="h"),
-        cache_key(rubric="content", tier_models=["q", "x"], prompt_version="1", content="h"),
-        cache_key(rubric="content", tier_models=["d", "q"], prompt_version="1", content="h"),
-        cache_key(rubric="content", tier_models=["q", "d"], prompt_version="2", content="h"),
-        cache_key(rubric="content", tier_models=["q", "d"], prompt_version="1", content="i"),
+        _key(rubric="code"),
+        _key(seats={"quick": QUICK_SEAT, "deep": replace(DEEP_SEAT, model="x")}),
+        _key(seats={"quick": DEEP_SEAT, "deep": QUICK_SEAT}),
+        _key(seats={"quick": QUICK_SEAT, "deep": None}),
+        _key(seats={"quick": QUICK_SEAT}),
+        _key(prompt_version="2"),
+        _key(content="i"),
+        # what a seat reads, where it is served, and how long it may answer
+        _key(seats={"quick": replace(QUICK_SEAT, max_chars=8000), "deep": DEEP_SEAT}),
+        _key(seats={"quick": replace(QUICK_SEAT, base_url="http://b/v1"), "deep": DEEP_SEAT}),
+        _key(seats={"quick": replace(QUICK_SEAT, provider="anthropic"), "deep": DEEP_SEAT}),
+        _key(max_output_tokens=2048),
     ]
     assert key not in variants and len(set(variants)) == len(variants)
-    # No ambiguity from joining: ["a,b"] differs from ["a", "b"].
-    assert cache_key(rubric="c", tier_models=["a,b"], prompt_version="1", content="h") != (
-        cache_key(rubric="c", tier_models=["a", "b"], prompt_version="1", content="h")
+    # No ambiguity from joining: a model named "a,b" differs from two seats.
+    one = SeatKey(model="a,b", provider="openai", base_url="u", max_chars=1)
+    assert _key(seats={"quick": one}) != _key(
+        seats={"quick": replace(one, model="a"), "deep": replace(one, model="b")}
     )
+
+
+def test_content_hash_with_duplicate_paths_and_missing_status() -> None:
+    """The same path twice, one without a status: still a total order, still stable."""
+    files = [
+        JudgedFile(path="a.md", content="A", status="modified"),
+        JudgedFile(path="a.md", content="A"),
+        JudgedFile(path="a.md", content="B", added_lines=[1]),
+    ]
+    digest = content_hash(TASK, files, sensitive=False)
+    assert content_hash(TASK, list(reversed(files)), sensitive=False) == digest
+    assert content_hash(TASK, files[:2], sensitive=False) != digest
 
 
 LIMITS = Limits(throttle_per_hour=20, daily_call_budget=100, daily_token_budget=1000)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.judge.markdown import anchors, links, slug
-from bot.judge.mechanical import has_hard_failure, run_mechanical_checks
-from bot.judge.records import Finding, JudgedFile
+from bot.judge.mechanical import check_task, has_hard_failure, run_mechanical_checks
+from bot.judge.records import Finding, JudgedFile, TaskSpec
 from bot.judge.secret_patterns import is_placeholder, redact
 
 # Marker words are assembled so this file does not itself trip a marker grep.
@@ -138,8 +138,61 @@ def test_removed_and_binary_files_are_skipped() -> None:
     files = [
         f("gone.json", "{broken", status="removed"),
         f("img.png", "\x00\x01<<<<<<< HEAD\n"),
+        f("blob.json", "\x00{broken"),
     ]
     assert run_mechanical_checks(files) == []
+
+
+def test_binary_files_still_get_the_secret_check() -> None:
+    """Their text reaches the judges, so a credential in them is as hard as anywhere."""
+    found = run_mechanical_checks([f("dump.bin", f"\x00\x01junk\ntoken={GHP}\n")])
+    assert kinds(found) == [("secret", "dump.bin", 2, "hard")]
+    assert GHP not in found[0].message
+
+
+def test_task_texts_get_the_secret_check() -> None:
+    task = TaskSpec(
+        task_id="t",
+        description=f"Deploy with\n{GHP}",
+        acceptance=f"uses {AKIA}",
+        directives=["no secrets here", f"key {SK}"],
+    )
+    found = check_task(task)
+    assert kinds(found) == [
+        ("secret", "<task description>", 2, "hard"),
+        ("secret", "<task acceptance>", 1, "hard"),
+        ("secret", "<task directive 2>", 1, "hard"),
+    ]
+    assert all(v not in x.message for x in found for v in (GHP, AKIA, SK))
+    assert check_task(TaskSpec(task_id="t", description="plain words")) == []
+
+
+BIG = "9" * 5000  # past Python's 4300-digit int conversion limit
+DEEP = "[" * 100_000  # past the recursion limit of every parser
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "kind", "severity", "words"),
+    [
+        ("a.json", BIG, "invalid-json", "hard", "4300"),
+        ("a.json", DEEP, "invalid-json", "hard", "nested too deeply"),
+        ("a.jsonl", f'{{"a": 1}}\n{BIG}\n', "invalid-json", "hard", "4300"),
+        ("a.jsonl", f"{DEEP}\n", "invalid-json", "hard", "nested too deeply"),
+        ("a.toml", f"a = {BIG}\n", "invalid-toml", "hard", "4300"),
+        ("a.toml", f"a = {DEEP}\n", "invalid-toml", "hard", "nested too deeply"),
+        ("a.toml", "a = " + "{b = " * 100_000, "invalid-toml", "hard", "nested too deeply"),
+        ("a.yaml", f"a: {BIG}\n", "invalid-yaml", "soft", "4300"),
+        ("a.yaml", DEEP, "invalid-yaml", "soft", "nested too deeply"),
+        ("a.yml", "- " * 10_000 + "x\n", "invalid-yaml", "soft", "nested too deeply"),
+    ],
+)
+def test_values_the_parsers_cannot_build_are_findings(
+    path: str, content: str, kind: str, severity: str, words: str
+) -> None:
+    """Not syntax errors, but a file no tool can load: reported, never a crash."""
+    found = run_mechanical_checks([f(path, content)])
+    assert [(x.kind, x.severity) for x in found] == [(kind, severity)]
+    assert words in found[0].message
 
 
 # ----------------------------------------------------------------------- structured formats

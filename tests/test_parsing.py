@@ -329,3 +329,38 @@ def test_reply_cut_off_after_complete_scores_still_decides() -> None:
 def test_reply_cut_off_inside_scores_is_refused() -> None:
     with pytest.raises(ParseError):
         parse_answer('{"scores": {"semantic": 4, "pragmatic": 2, "synt', CONTENT)
+
+
+BIG = "9" * 5000  # past Python's 4300-digit int conversion limit
+SCORES = '{"semantic": 4, "pragmatic": 4, "syntactic": 5}'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000,
+        '{"a":' * 100_000,
+        "Here you go:\n```json\n" + "[" * 100_000 + "\n```",
+        "prose first " + '{"a":' * 100_000,
+        '{"scores": ' + SCORES + ', "n": ' + BIG + "}",
+        "text then " + '{"scores": ' + SCORES + ', "n": ' + BIG + "}",
+        "```json\n" + BIG + "\n```",
+        # a whole number JSON accepts but no float can hold
+        '{"scores": {"semantic": 1' + "0" * 400 + ', "pragmatic": 4, "syntactic": 5}}',
+    ],
+    ids=[
+        "deep-array",
+        "deep-object",
+        "deep-in-fence",
+        "deep-in-prose",
+        "huge-int",
+        "huge-int-in-prose",
+        "huge-int-in-fence",
+        "score-overflows-float",
+    ],
+)
+@pytest.mark.parametrize("rubric", [CONTENT, CodeRubric(), CompletionRubric()])
+def test_hostile_replies_are_parse_errors(text: str, rubric: Any) -> None:
+    """Whatever a model writes, the engine sees a ParseError, never another exception."""
+    with pytest.raises(ParseError):
+        parse_answer(text, rubric)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.judge.pre_push import (
+    BLOCK_EXIT,
     HOOK_MARKER,
     Commit,
     RefUpdate,
@@ -135,8 +136,8 @@ def _record(go: str) -> VerdictRecord:
     [
         ("advisory", ["NO-GO"], 0),
         ("advisory", ["GO", "NO-GO", "UNDETERMINED"], 0),
-        ("blocking", ["NO-GO"], 1),
-        ("blocking", ["GO", "NO-GO"], 1),
+        ("blocking", ["NO-GO"], BLOCK_EXIT),
+        ("blocking", ["GO", "NO-GO"], BLOCK_EXIT),
         ("blocking", ["GO", "UNDETERMINED"], 0),
         ("blocking", ["UNDETERMINED"], 0),
         ("blocking", [], 0),
@@ -153,11 +154,52 @@ def test_skip_requested() -> None:
 
 
 def test_hook_script_quotes_the_interpreter() -> None:
-    script = hook_script("/opt/my python/bin/python3")
+    script = hook_script("/opt/it's python/bin/python3")
     assert script.startswith("#!/bin/sh\n")
     assert HOOK_MARKER in script
-    assert "exec '/opt/my python/bin/python3' -m bot.judge.cli pre-push \"$@\"" in script
+    assert "'/opt/it'\\''s python/bin/python3' -m bot.judge.cli pre-push \"$@\"" in script
+    # not exec'd: the script must see the status to decide whether to block
+    assert "exec " not in script
     assert script.rstrip().endswith("exit 0")
+
+
+@pytest.mark.parametrize(
+    ("status", "blocks"), [(0, False), (BLOCK_EXIT, True), (1, False), (2, False), (137, False)]
+)
+async def test_hook_script_blocks_only_on_the_block_status(
+    tmp_path: Path, status: int, blocks: bool
+) -> None:
+    """Any other status, such as an uncaught exception's 1, lets the push go."""
+    fake_python = tmp_path / "python"
+    fake_python.write_text(f'#!/bin/sh\necho "args: $*"\nexit {status}\n')
+    fake_python.chmod(0o755)
+    hook = tmp_path / "pre-push"
+    hook.write_text(hook_script(str(fake_python)))
+    hook.chmod(0o755)
+    proc = await asyncio.create_subprocess_exec(
+        str(hook),
+        "origin",
+        "url",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == (1 if blocks else 0)
+    assert out.decode() == "args: -m bot.judge.cli pre-push origin url\n"
+    if status not in (0, BLOCK_EXIT):
+        assert f"exit status {status}" in err.decode()
+
+
+async def test_hook_script_without_its_interpreter_lets_the_push_go(tmp_path: Path) -> None:
+    hook = tmp_path / "pre-push"
+    hook.write_text(hook_script(str(tmp_path / "gone" / "python")))
+    hook.chmod(0o755)
+    proc = await asyncio.create_subprocess_exec(
+        str(hook), stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL
+    )
+    _, err = await proc.communicate()
+    assert proc.returncode == 0
+    assert "not found; skipping judge" in err.decode()
 
 
 # ---- real repositories -------------------------------------------------------------------
@@ -394,6 +436,22 @@ async def test_bad_config_never_blocks(repo: Repo) -> None:
     code, _, err = await repo.git("push", "-q", "origin", "main", env=env)
     assert code == 0, err
     assert "configuration error" in err
+    assert await repo.remote_has(sha)
+
+
+@pytest.mark.parametrize("mode", ["advisory", "blocking"])
+async def test_a_crashing_judge_never_blocks(repo: Repo, tmp_path: Path, mode: str) -> None:
+    """The CLI dies where it cannot catch anything: `bot` itself fails to import (a
+    broken install shadowing the real package). Python exits 1; the push still goes."""
+    shadow = tmp_path / "shadow"
+    (shadow / "bot").mkdir(parents=True)
+    (shadow / "bot" / "__init__.py").write_text("raise RuntimeError('broken install')\n")
+    sha = await repo.commit({"research/signal.md": BAD_DOC})
+    env = {"PYTHONPATH": str(shadow), "JUDGE_MODE": mode}
+    code, _, err = await repo.git("push", "-q", "origin", "main", env=env)
+    assert code == 0, err
+    assert "RuntimeError: broken install" in err
+    assert "[judge] the judge failed (exit status 1); push not blocked" in err
     assert await repo.remote_has(sha)
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
+from aiohttp import web
 
 from bot.judge.providers import (
     AnthropicMessagesProvider,
@@ -19,6 +21,7 @@ from bot.judge.providers import (
     ProviderTimeout,
     ProviderTransportError,
     StructuredOutputMemory,
+    error_info,
     make_provider,
 )
 from tests.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
@@ -308,3 +311,191 @@ async def test_refused_parameter_is_dropped_only_once(
         await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
     assert len(fake_llm.requests) == 2
     assert "temperature" not in fake_llm.requests[1].body
+
+
+# ---- odd servers: a raw aiohttp app on loopback answering whatever a test needs ----------
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@pytest.fixture
+async def raw_server() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
+    """Start an app whose every POST goes to `handler`; returns its base URL."""
+    runners: list[web.AppRunner] = []
+
+    async def start(handler: Handler) -> str:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", handler)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        runners.append(runner)
+        port = runner.addresses[0][1]
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for runner in runners:
+        await runner.cleanup()
+
+
+async def test_anthropic_null_text_block_is_skipped(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    """A text block whose text is null (or not a string) counts as no text, not a crash."""
+
+    async def handler(request: web.Request) -> web.Response:
+        blocks = [
+            {"type": "text", "text": None},
+            {"type": "text", "text": 5},
+            {"type": "text", "text": '{"semantic": 4}'},
+        ]
+        return web.json_response({"content": blocks})
+
+    provider = AnthropicMessagesProvider(http, await raw_server(handler), "k")
+    result = await provider.complete(model="claude-x", messages=MESSAGES, time_limit=5)
+    assert result.text == '{"semantic": 4}'
+
+    async def only_null(request: web.Request) -> web.Response:
+        return web.json_response({"content": [{"type": "text", "text": None}]})
+
+    provider = AnthropicMessagesProvider(http, await raw_server(only_null), "k")
+    with pytest.raises(EmptyAnswer):
+        await provider.complete(model="claude-x", messages=MESSAGES, time_limit=5)
+
+
+async def test_openai_content_as_a_list_of_parts(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        parts = [{"type": "text", "text": '{"semantic": '}, {"type": "text", "text": "4}"}]
+        parts.append({"type": "text", "text": None})
+        return web.json_response({"choices": [{"message": {"content": parts}}]})
+
+    provider = OpenAIChatProvider(http, await raw_server(handler), "k")
+    result = await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+    assert result.text == '{"semantic": 4}'
+
+
+async def test_undecodable_body_is_a_transport_error(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    """A body that claims gzip and is not: httpx.DecodingError, mapped."""
+
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(
+            body=b"this is not gzip",
+            headers={"Content-Encoding": "gzip", "Content-Type": "application/json"},
+        )
+
+    provider = OpenAIChatProvider(http, await raw_server(handler), "k")
+    with pytest.raises(ProviderTransportError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+    assert info.value.cause == "DecodingError"
+
+
+async def test_deeply_nested_envelope_is_malformed(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    async def handler(request: web.Request) -> web.Response:
+        return web.Response(text="[" * 100_000, content_type="application/json")
+
+    provider = OpenAIChatProvider(http, await raw_server(handler), "k")
+    with pytest.raises(MalformedResponse):
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+
+
+async def test_invalid_base_url_is_a_transport_error(http: httpx.AsyncClient) -> None:
+    provider = OpenAIChatProvider(http, "http://[::1", "k")
+    with pytest.raises(ProviderTransportError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+    assert info.value.cause == "InvalidURL"
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+async def test_non_ascii_key_is_a_transport_error_that_hides_the_key(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, kind: str
+) -> None:
+    """The header cannot be encoded; neither the message nor any chained exception may
+    carry the key (UnicodeEncodeError quotes the whole header value)."""
+    key = "sk-clé-secrète-0123456789"
+    provider = make_provider(kind, http, fake_llm.base_url, key)
+    with pytest.raises(ProviderTransportError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
+    exc = info.value
+    assert exc.cause == "UnicodeEncodeError"
+    assert exc.__cause__ is None and exc.__suppress_context__
+    assert "clé" not in str(exc) and "secr" not in str(exc)
+    assert fake_llm.requests == []
+
+
+def _echoing_400(error: dict[str, Any]) -> Handler:
+    """A proxy that answers 400 with the error AND an echo of the whole request, where
+    `response_format`, `temperature` and `max_tokens` always appear."""
+
+    async def handler(request: web.Request) -> web.Response:
+        body = await request.json()
+        return web.json_response({"error": error, "request": body}, status=400)
+
+    return handler
+
+
+async def test_an_echoed_request_does_not_trigger_fallbacks(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    error = {"message": "This model's maximum context length is exceeded", "param": "messages"}
+    base = await raw_server(_echoing_400(error))
+    memory = StructuredOutputMemory()
+    provider = OpenAIChatProvider(http, base, "k", memory=memory)
+    with pytest.raises(ProviderHTTPError) as info:
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA)
+    assert info.value.status == 400
+    assert memory.modes == {} and memory.refused.get((base, "m1"), set()) == set()
+
+
+@pytest.mark.parametrize(
+    ("error", "falls_back"),
+    [
+        ({"message": "not supported", "param": "response_format"}, True),
+        ({"message": "bad value", "param": "response_format.json_schema"}, True),
+        ({"message": "response_format is weird", "param": "messages"}, False),
+        ({"message": "Invalid parameter: 'response_format' is not supported"}, True),
+        ({"message": "context length exceeded"}, False),
+    ],
+)
+async def test_fallback_follows_the_named_parameter(
+    raw_server: Callable[[Handler], Awaitable[str]],
+    http: httpx.AsyncClient,
+    error: dict[str, Any],
+    falls_back: bool,
+) -> None:
+    """`param` decides when the server sets it; else the error message does."""
+    base = await raw_server(_echoing_400(error))
+    memory = StructuredOutputMemory()
+    provider = OpenAIChatProvider(http, base, "k", memory=memory)
+    with pytest.raises(ProviderHTTPError):
+        await provider.complete(model="m1", messages=MESSAGES, time_limit=5, response_schema=SCHEMA)
+    expected = OutputMode.INSTRUCTIONS if falls_back else OutputMode.JSON_SCHEMA
+    assert memory.get(base) is expected
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "message"),
+    [
+        ('{"error": {"message": "m", "param": "temperature"}}', "temperature", "m"),
+        ('{"error": "plain words"}', None, "plain words"),
+        ('{"object": "error", "message": "vllm says", "param": null}', None, "vllm says"),
+        (
+            '{"detail": [{"loc": ["body", "response_format"], "msg": "extra"}]}',
+            None,
+            "body.response_format: extra",
+        ),
+        ('{"detail": "fastapi says"}', None, "fastapi says"),
+        ("not json at all", None, "not json at all"),
+        ("[1, 2]", None, ""),
+        ('{"error": 7}', None, ""),
+    ],
+)
+def test_error_info_shapes(body: str, param: str | None, message: str) -> None:
+    info = error_info(httpx.Response(400, text=body))
+    assert (info.param, info.message) == (param, message)

@@ -7,7 +7,10 @@
     judge-bot verdicts export [--since ISO] [--task-id ID]
 
 `judge` exits 0 accepted, 1 rejected, 2 human fallback (escalate or improve),
-3 undetermined (including configuration and input errors: nothing was judged).
+3 undetermined: also whenever nothing was judged (usage, configuration, input and
+storage errors, an internal crash), so a script never reads a failure as a reject.
+`judge --help` exits 0. `pre-push` exits `pre_push.BLOCK_EXIT` to block a push (the
+installed hook script maps it to 1) and 0 otherwise.
 Records go to DATABASE_URL (default `sqlite:///judge-bot.sqlite3` in the working
 directory); the pre-push hook defaults to a database inside the git directory so the
 working tree stays clean.
@@ -22,12 +25,13 @@ import argparse
 import asyncio
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -164,11 +168,9 @@ def _known_paths(cwd: Path) -> frozenset[str]:
 
 
 async def _with_engine(
-    config: JudgeConfig, url: str | None, request: JudgeRequest
+    config: JudgeConfig, storage: Storage | None, request: JudgeRequest
 ) -> VerdictRecord:
-    storage: Storage | None = None
-    if url is not None:
-        storage = storage_from_url(url)
+    if storage is not None:
         await storage.open()
     try:
         async with httpx.AsyncClient() as client:
@@ -180,6 +182,23 @@ async def _with_engine(
 
 
 # -- judge ----------------------------------------------------------------------------
+
+
+class _JudgeArgumentParser(argparse.ArgumentParser):
+    """`judge`'s parser: a usage error exits 3 (undetermined), not argparse's 2, and an
+    unknown argument is its own error rather than the main parser's."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_UNDETERMINED, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error("unrecognized arguments: " + " ".join(extras))
+        return parsed, extras
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
@@ -214,7 +233,24 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         known_paths=_known_paths(Path.cwd()),
     )
     url = _database_url(args)
-    record = asyncio.run(_with_engine(config, url, request))
+    try:
+        storage = storage_from_url(url)
+    except ValueError as exc:
+        # the message names the problem, never the URL (it may hold a password)
+        _err(f"judge-bot: storage error: {exc}; nothing was judged")
+        return EXIT_UNDETERMINED
+    try:
+        record = asyncio.run(_with_engine(config, storage, request))
+    except Exception as exc:
+        # Provider problems are verdicts already; what lands here is storage or a bug.
+        # File-system and SQLite messages are printed; others only by type, since a
+        # driver's message can quote a DSN with its password.
+        logger.debug("judge run failed", exc_info=True)
+        what = type(exc).__name__
+        if isinstance(exc, OSError | sqlite3.Error):
+            what += f": {exc}"
+        _err(f"judge-bot: the judgment failed ({what}); nothing was judged")
+        return EXIT_UNDETERMINED
     if args.json:
         _out(record.to_jsonl())
     else:
@@ -338,6 +374,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add judge, pre-push, install-hook and verdicts to an argparse subparsers object."""
     judge = subparsers.add_parser("judge", help="judge files against a task with the LLM tiers")
+    # add_parser builds every subparser with one class; only this one changes its errors.
+    judge.__class__ = _JudgeArgumentParser
     judge.add_argument("--task-id", required=True)
     judge.add_argument("--description", required=True)
     judge.add_argument("--acceptance", required=True)

@@ -9,8 +9,17 @@ base URL only, when a key is set) to the provider's public endpoint. A tier runs
 when it has a model and a base URL. Families default to
 `authorship.family_of_model(model)`.
 
+Alternates (`JUDGE_ALTERNATE_MODELS`, `provider:model` or `model`) resolve per provider:
+`JUDGE_ALTERNATE_<PROVIDER>_BASE_URL` / `_API_KEY` when either is set (a key alone means
+the provider's public endpoint; a base URL alone sends no key), else the endpoint of the
+first tier speaking that provider, else the global endpoint when the provider is
+`JUDGE_LLM_PROVIDER`. Anything else is refused: a key is only ever sent to the host it
+was configured with, so an OpenAI or proxy key never reaches Anthropic's endpoint.
+
 The four-eyes rule starts here: two tiers of one family would not be independent, so
 such a config is refused unless `JUDGE_ALLOW_SHARED_FAMILY=true` (`validate_tiers`).
+
+Validation errors never echo input values (`hide_input_in_errors`): they may be keys.
 """
 
 from __future__ import annotations
@@ -108,7 +117,11 @@ def _split_list(value: Any) -> Any:
 
 class JudgeConfig(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="JUDGE_", extra="ignore", frozen=True, env_parse_none_str="none"
+        env_prefix="JUDGE_",
+        extra="ignore",
+        frozen=True,
+        env_parse_none_str="none",
+        hide_input_in_errors=True,
     )
 
     llm_base_url: str | None = None
@@ -132,6 +145,10 @@ class JudgeConfig(BaseSettings):
     tiebreaker_family: str | None = None
 
     alternate_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    alternate_openai_base_url: str | None = None
+    alternate_openai_api_key: SecretStr | None = None
+    alternate_anthropic_base_url: str | None = None
+    alternate_anthropic_api_key: SecretStr | None = None
     allow_shared_family: bool = False
 
     quick_timeout: float = Field(default=45.0, gt=0)
@@ -162,11 +179,28 @@ class JudgeConfig(BaseSettings):
 
     @model_validator(mode="after")
     def _independent_tiers(self) -> JudgeConfig:
+        tiers = self.tiers()
         validate_tiers(
-            {tier: seat.family for tier, seat in self.tiers().items()},
+            {tier: seat.family for tier, seat in tiers.items()},
             allow_shared_family=self.allow_shared_family,
         )
+        if tiers:
+            self._check_alternate_routes(tiers)
         return self
+
+    def _check_alternate_routes(self, tiers: Mapping[Tier, Endpoint]) -> None:
+        problems = []
+        for entry in self.alternate_models:
+            provider, _ = parse_alternate(entry, self.llm_provider)
+            if self._alternate_route(provider, tiers) is None:
+                env = f"JUDGE_ALTERNATE_{provider.upper()}"
+                problems.append(
+                    f"alternate {entry!r} speaks {provider}, which no tier uses and which has "
+                    f"no endpoint of its own: set {env}_BASE_URL and/or {env}_API_KEY (other "
+                    "providers' keys are never sent to its host)"
+                )
+        if problems:
+            raise TierConfigError("invalid judge alternates: " + "; ".join(problems))
 
     # -- resolution ----------------------------------------------------------
     def _tier_value(self, tier: Tier, name: str) -> Any:
@@ -217,25 +251,39 @@ class JudgeConfig(BaseSettings):
                 out[tier] = seat
         return out
 
+    def _alternate_route(
+        self, provider: str, tiers: Mapping[Tier, Endpoint]
+    ) -> tuple[str, SecretStr | None] | None:
+        """(base URL, key) an alternate of `provider` may use, None when nothing was
+        configured for that provider (see the module docstring for the order)."""
+        own_url = getattr(self, f"alternate_{provider}_base_url")
+        own_key = getattr(self, f"alternate_{provider}_api_key")
+        if own_url or own_key is not None:
+            return own_url or DEFAULT_BASE_URLS[provider], own_key
+        same = next((seat for seat in tiers.values() if seat.provider == provider), None)
+        if same is not None:
+            return same.base_url, same.api_key
+        if provider == self.llm_provider:
+            if self.llm_base_url:
+                return self.llm_base_url, self.llm_api_key
+            if self.llm_api_key is not None:
+                return DEFAULT_BASE_URLS[provider], self.llm_api_key
+        return None
+
     def alternates(self, tier: Tier) -> list[Endpoint]:
         """Stand-ins for `tier` when its family authored the change, in configured order.
 
-        An alternate reuses the endpoint of the first tier speaking its provider, else
-        the global endpoint when the provider matches, else the provider's public
-        endpoint with the global key.
+        Each uses the endpoint configured for its provider (module docstring); with
+        tiers configured, an alternate without one was refused at validation.
         """
         tiers = self.tiers()
         out: list[Endpoint] = []
         for entry in self.alternate_models:
             provider, model = parse_alternate(entry, self.llm_provider)
-            same = next((seat for seat in tiers.values() if seat.provider == provider), None)
-            if same is not None:
-                base_url: str | None = same.base_url
-                api_key = same.api_key
-            elif provider == self.llm_provider:
-                base_url, api_key = self.llm_base_url, self.llm_api_key
-            else:
-                base_url, api_key = DEFAULT_BASE_URLS[provider], self.llm_api_key
+            route = self._alternate_route(provider, tiers)
+            if route is None:
+                continue
+            base_url, api_key = route
             seat = self._endpoint(
                 model=model,
                 provider=provider,
@@ -252,6 +300,18 @@ class JudgeConfig(BaseSettings):
     @property
     def llm_configured(self) -> bool:
         return bool(self.tiers())
+
+    def api_keys(self) -> list[str]:
+        """Every configured API key, for log scrubbing."""
+        keys = [
+            self.llm_api_key,
+            self.quick_api_key,
+            self.deep_api_key,
+            self.tiebreaker_api_key,
+            self.alternate_openai_api_key,
+            self.alternate_anthropic_api_key,
+        ]
+        return [k.get_secret_value() for k in keys if k is not None and k.get_secret_value()]
 
 
 class JudgeConfigError(ValueError):

@@ -3,8 +3,10 @@
 The engine does the I/O (storage kv for the cache, storage usage counters for the
 throttle and the budgets); these functions decide from the numbers it read.
 
-- Cache key: sha256 over (rubric, the models that would judge, prompt version, content
-  hash). The content hash covers everything the models would see (task text, file paths
+- Cache key: sha256 over (rubric, the seats that would judge, prompt version, answer
+  length limit, content hash). A seat is its model, where it is served (protocol and
+  base URL) and how many file characters it reads, since each changes the answer. The
+  content hash covers everything the models would see (task text, file paths, statuses
   and contents, the sensitive flag), so a repeated change costs no call, while a new
   prompt version or a different panel (e.g. after four-eyes substitution) misses.
 - Throttle: at most `throttle_per_hour` judgments that reach the models per scope
@@ -14,9 +16,10 @@ throttle and the budgets); these functions decide from the numbers it read.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -39,18 +42,49 @@ def content_hash(task: TaskSpec, files: Sequence[JudgedFile], *, sensitive: bool
         "acceptance": task.acceptance,
         "directives": list(task.directives),
         "sensitive": sensitive,
+        # Sorted by each entry's own JSON text: file order carries no meaning, and the
+        # text always compares (a list with a None status next to a string would not).
         "files": sorted(
-            [f.path, f.status, f.content, f.added_lines]
-            for f in files  # sorted: file order carries no meaning
+            (_compact([f.path, f.status, f.content, f.added_lines]) for f in files),
         ),
     }
-    blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_compact(canonical).encode("utf-8")).hexdigest()
 
 
-def cache_key(*, rubric: str, tier_models: Sequence[str], prompt_version: str, content: str) -> str:
-    parts = json.dumps([rubric, list(tier_models), prompt_version, content])
-    return hashlib.sha256(parts.encode("utf-8")).hexdigest()
+def _compact(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class SeatKey:
+    """The parts of a seat that change its answer."""
+
+    model: str
+    provider: str
+    base_url: str
+    max_chars: int
+
+
+def cache_key(
+    *,
+    rubric: str,
+    seats: Mapping[str, SeatKey | None],
+    prompt_version: str,
+    content: str,
+    max_output_tokens: int,
+) -> str:
+    """`seats` maps each configured tier to who sits there (None: nobody independent)."""
+    parts = {
+        "rubric": rubric,
+        "seats": {
+            tier: dataclasses.asdict(seat) if seat is not None else None
+            for tier, seat in seats.items()
+        },
+        "prompt_version": prompt_version,
+        "max_output_tokens": max_output_tokens,
+        "content": content,
+    }
+    return hashlib.sha256(_compact(parts).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

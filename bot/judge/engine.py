@@ -1,17 +1,27 @@
 """The judge engine: one change in, one `VerdictRecord` out (and appended to storage).
 
     mechanical checks ── hard failure ───────────────► REJECT (no model call)
+        (files, and a credential in the task texts: nothing with a credential is sent)
     no LLM configured ───────────────────────────────► UNDETERMINED (models not run)
-    four-eyes seating (authoring family replaced by an alternate; none -> UNDETERMINED)
+    four-eyes seating (authoring family replaced by an alternate; no quick judge left
+        -> UNDETERMINED; a later tier left empty counts as not available)
     verdict cache (storage kv "verdict-cache") ── hit ► the cached decision, no call
     throttle / daily budget ── over ─────────────────► UNDETERMINED with the reason
     tiered protocol (protocol.next_step) with per-tier timeouts, one retry per round
         on empty/unparseable/timeout/transport, a wall-clock budget, a fresh nonce
         per call, fail-open on failures
-    injection findings turn an ACCEPT into ESCALATE
+    injection findings (files and task texts) turn an ACCEPT into ESCALATE
 
-`judge` never raises for provider problems: they become failed rounds and an
-undetermined verdict. Storage errors do propagate (the caller owns storage).
+`judge` never raises for provider problems (any `ProviderError`, and any reply the
+parser refuses): they become failed rounds and an undetermined verdict. Storage errors
+do propagate (the caller owns storage).
+
+Four-eyes and the protocol: a tier left without an independent judge is treated like
+an unconfigured one, so the protocol's partial-panel rules apply (a split without a
+tiebreaker escalates; without deep, quick's verdict stands and a sensitive accept
+escalates). The record's reason then also names the four-eyes cause. No call is
+wasted on this: when the quick judge is seated its answer can still decide (a reject
+or improve stands without deep), and when it is not, nothing runs at all.
 
 Decisions are pure functions (`seat_panel`, `protocol.next_step`, `cost.admission`);
 this module does the I/O around them.
@@ -32,8 +42,8 @@ import httpx
 from bot.judge import cost
 from bot.judge.authorship import detect_authoring_families
 from bot.judge.config import TIER_ORDER, Endpoint, JudgeConfig
-from bot.judge.injection import detect_injection, new_nonce
-from bot.judge.mechanical import has_hard_failure, run_mechanical_checks
+from bot.judge.injection import detect_injection, detect_task_injection, new_nonce
+from bot.judge.mechanical import check_task, has_hard_failure, run_mechanical_checks
 from bot.judge.parsing import ParseError, parse_answer
 from bot.judge.prompts import PROMPT_VERSION, build_messages
 from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
@@ -65,6 +75,7 @@ from bot.judge.records import (
 )
 from bot.judge.rubrics import Rubric, get_rubric
 from bot.judge.rubrics import go_no_go as content_go_no_go
+from bot.judge.secret_patterns import redact
 from bot.storage.base import Storage
 
 logger = logging.getLogger(__name__)
@@ -253,8 +264,10 @@ class JudgeEngine:
         now = self._clock()
         rubric = get_rubric(request.rubric)
         live = [f for f in request.files if not f.removed]
-        mechanical = run_mechanical_checks(request.files, known_paths=request.known_paths or None)
-        injection = detect_injection(live)
+        mechanical = check_task(request.task) + run_mechanical_checks(
+            request.files, known_paths=request.known_paths or None
+        )
+        injection = detect_task_injection(request.task) + detect_injection(live)
         authoring = detect_authoring_families(
             request.commit_messages, self.config.authorship_patterns
         )
@@ -286,11 +299,10 @@ class JudgeEngine:
             )
         key = cost.cache_key(
             rubric=rubric.name.value,
-            tier_models=[
-                f"{tier.value}={s.seat.model if s.seat else '-'}" for tier, s in seating.items()
-            ],
+            seats={tier.value: _seat_key(s.seat) for tier, s in seating.items()},
             prompt_version=f"{PROMPT_VERSION}+{rubric.prompt_version}",
             content=cost.content_hash(request.task, request.files, sensitive=request.sensitive),
+            max_output_tokens=self.config.max_output_tokens,
         )
         if self.storage is not None and not request.bypass_cache:
             cached = await self.storage.kv_get(cost.CACHE_NAMESPACE, key)
@@ -338,15 +350,13 @@ class JudgeEngine:
         self, request: JudgeRequest, rubric: Rubric, seating: Mapping[Tier, Seating], run: _Run
     ) -> Decision:
         deadline = self._monotonic() + self.config.wall_clock_budget
-        available = frozenset(seating)
+        available = frozenset(tier for tier, s in seating.items() if s.seat is not None)
         while True:
             step = next_step(run.results, sensitive=request.sensitive, available=available)
             if isinstance(step, Decision):
-                return step
+                return _with_unseated_reason(step, run.results, request.sensitive, seating)
             assert isinstance(step, RunTier)
             seated = seating[step.tier]
-            if seated.seat is None:
-                return Decision(Verdict.UNDETERMINED, reason=seated.reason)
             round_record = await self._round(
                 request, rubric, step.tier, seated, run, deadline=deadline
             )
@@ -422,6 +432,12 @@ class JudgeEngine:
                 error = _describe(exc)
                 logger.warning("judge %s tier model %s: %s", tier.value, seat.model, error)
                 continue
+            except ProviderError as exc:
+                # Another provider's own failure: nothing says a retry would help.
+                latency += (self._monotonic() - started) * 1000.0
+                error = _describe(exc)
+                logger.warning("judge %s tier model %s: %s", tier.value, seat.model, error)
+                break
             latency += completion.latency_ms
             prompt_tokens += completion.prompt_tokens
             completion_tokens += completion.completion_tokens
@@ -507,7 +523,8 @@ class JudgeEngine:
             "prompt_version": f"{PROMPT_VERSION}+{rubric.prompt_version}",
             "repository": request.repository,
             "head_sha": request.head_sha,
-            "description": request.task.description,
+            # redacted: a description with a credential is rejected, but still recorded
+            "description": redact(request.task.description),
             "files": [f.path for f in request.files],
             "content_hashes": {f.path: content_sha256(f.content) for f in request.files},
             "mechanical_findings": mechanical,
@@ -568,6 +585,37 @@ class JudgeEngine:
         return previous.model_copy(update={**base, "calls": []})
 
 
+def _seat_key(seat: Seat | None) -> cost.SeatKey | None:
+    if seat is None:
+        return None
+    return cost.SeatKey(
+        model=seat.model,
+        provider=getattr(seat.provider, "kind", "unknown"),
+        base_url=getattr(seat.provider, "base_url", ""),
+        max_chars=seat.max_chars,
+    )
+
+
+def _with_unseated_reason(
+    decision: Decision,
+    results: Sequence[RoundResult],
+    sensitive: bool,
+    seating: Mapping[Tier, Seating],
+) -> Decision:
+    """Add the four-eyes cause when a full panel would have run a tier that is unseated
+    (the protocol's own reason only says the tier is not available)."""
+    # Availability only turns steps into decisions, so a history the reduced panel
+    # produced is one the full panel would have produced too.
+    step = next_step(results, sensitive=sensitive, available=frozenset(seating))
+    if not isinstance(step, RunTier):
+        return decision
+    why = seating[step.tier].reason
+    if not why:
+        return decision
+    reason = f"{decision.reason}; {why}" if decision.reason else why
+    return Decision(decision.verdict, consensus=decision.consensus, reason=reason)
+
+
 def _describe(exc: ProviderError) -> str:
     if isinstance(exc, ProviderTimeout):
         return "timeout"
@@ -575,4 +623,6 @@ def _describe(exc: ProviderError) -> str:
         return "empty answer"
     if isinstance(exc, MalformedResponse):
         return "malformed response envelope"
-    return f"transport error ({type(exc.__cause__).__name__ if exc.__cause__ else 'unknown'})"
+    if isinstance(exc, ProviderTransportError):
+        return f"transport error ({exc.cause})"
+    return f"provider error ({type(exc).__name__})"

@@ -1,7 +1,8 @@
 """Prompt-injection defences: spotting text aimed at the judge, and fencing file content.
 
-Detection (`detect_injection`) looks for instructions addressed to an LLM
-judge: overriding earlier instructions, demanding a score, claiming the judge's
+Detection (`detect_injection` over the files, `detect_task_injection` over the
+task's description, acceptance criteria and directives) looks for instructions
+addressed to an LLM judge: overriding earlier instructions, demanding a score, claiming the judge's
 role, telling it what verdict to emit, fake system-prompt or chat-template
 markers, claims of prior approval, and attempts to forge this module's file
 delimiters. Matching is case-insensitive on a normalised copy of each file
@@ -39,7 +40,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.judge.records import Finding, JudgedFile
+from bot.judge.records import Finding, JudgedFile, TaskSpec
 
 # every "<" that follows two others gets a backslash: a run of any length then
 # never holds three in a row (four "<" become two, then backslash-"<" twice)
@@ -198,9 +199,11 @@ def scan_text(text: str) -> list[tuple[int, str, str]]:
 
 
 def detect_injection(files: Sequence[JudgedFile]) -> list[Finding]:
+    """Findings for every live file. Files with NUL bytes are scanned too: their text
+    reaches the judges like any other."""
     findings: list[Finding] = []
     for file in files:
-        if file.removed or "\x00" in file.content:
+        if file.removed:
             continue
         for line, name, description in scan_text(file.content):
             findings.append(
@@ -214,6 +217,14 @@ def detect_injection(files: Sequence[JudgedFile]) -> list[Finding]:
                 )
             )
     return findings
+
+
+def detect_task_injection(task: TaskSpec) -> list[Finding]:
+    """The same tripwire over the task's texts (they come from the change's author too
+    and reach the judges), each under its pseudo-path such as `<task description>`."""
+    return detect_injection(
+        [JudgedFile(path=label, content=text) for label, text in task.labelled_texts()]
+    )
 
 
 def new_nonce() -> str:

@@ -21,7 +21,11 @@ left to the model and the human.
 
 Line scope: conflict, marker and link checks look at `added_lines` when the
 diff is known, else at every line; secrets look at every line. Removed files
-are skipped. Files with NUL bytes (binary) are skipped. JSON-with-comments
+are skipped. Files with NUL bytes (binary) get the secret check only: their
+text still reaches the judges, so a credential in them must stop the run too.
+The task's own texts (description, acceptance, directives) are also sent to the
+judges and get the secret check as pseudo-files named `<task description>`,
+`<task acceptance>`, `<task directive N>` (`check_task`). JSON-with-comments
 files (`tsconfig*.json`, `jsconfig*.json`, `.vscode/`, `devcontainer.json`)
 are not parsed as JSON.
 
@@ -46,7 +50,7 @@ from urllib.parse import unquote
 import yaml
 
 from bot.judge import markdown
-from bot.judge.records import Finding, JudgedFile, Severity
+from bot.judge.records import Finding, JudgedFile, Severity, TaskSpec
 from bot.judge.secret_patterns import redact, scan_lines
 
 _CONFLICT_EDGE = re.compile(r"^(?:<{7}|\|{7}|>{7})(?: |$)")
@@ -134,6 +138,15 @@ def _secrets(file: JudgedFile, lines: Sequence[str]) -> list[Finding]:
     ]
 
 
+def _unreadable(language: str, exc: ValueError | RecursionError) -> str:
+    """The parsers' other failures: a nesting deeper than Python's recursion limit, or a
+    value Python refuses to build (an integer past the 4300-digit conversion limit). The
+    file is as unusable for its readers' tools as a syntax error makes it."""
+    if isinstance(exc, RecursionError):
+        return f"invalid {language}: nested too deeply to parse"
+    return f"invalid {language}: {str(exc).split(';', 1)[0]}"
+
+
 def _json(file: JudgedFile) -> list[Finding]:
     path = file.path.lower()
     if _JSONC_NAMES.search(path) or path.startswith(".vscode/") or "/.vscode/" in path:
@@ -149,6 +162,10 @@ def _json(file: JudgedFile) -> list[Finding]:
                 found.append(
                     _finding("invalid-json", "hard", file.path, number, f"invalid JSON: {exc.msg}")
                 )
+            except (ValueError, RecursionError) as exc:
+                found.append(
+                    _finding("invalid-json", "hard", file.path, number, _unreadable("JSON", exc))
+                )
         return found
     if not path.endswith(".json"):
         return []
@@ -157,6 +174,8 @@ def _json(file: JudgedFile) -> list[Finding]:
         json.loads(file.content.removeprefix("\ufeff"))
     except json.JSONDecodeError as exc:
         return [_finding("invalid-json", "hard", file.path, exc.lineno, f"invalid JSON: {exc.msg}")]
+    except (ValueError, RecursionError) as exc:
+        return [_finding("invalid-json", "hard", file.path, None, _unreadable("JSON", exc))]
     return []
 
 
@@ -169,6 +188,8 @@ def _toml(file: JudgedFile) -> list[Finding]:
         position = _TOML_POSITION.search(str(exc))
         line = int(position.group(1)) if position else None
         return [_finding("invalid-toml", "hard", file.path, line, f"invalid TOML: {exc}")]
+    except (ValueError, RecursionError) as exc:
+        return [_finding("invalid-toml", "hard", file.path, None, _unreadable("TOML", exc))]
     return []
 
 
@@ -186,6 +207,8 @@ def _yaml(file: JudgedFile) -> list[Finding]:
         return [_finding("invalid-yaml", "soft", file.path, line, f"invalid YAML: {what}")]
     except yaml.YAMLError:
         return [_finding("invalid-yaml", "soft", file.path, None, "invalid YAML")]
+    except (ValueError, RecursionError) as exc:
+        return [_finding("invalid-yaml", "soft", file.path, None, _unreadable("YAML", exc))]
     return []
 
 
@@ -294,10 +317,13 @@ def _links(file: JudgedFile, tree: _Tree) -> list[Finding]:
 
 
 def check_file(file: JudgedFile, tree: _Tree) -> list[Finding]:
-    if file.removed or "\x00" in file.content:
+    if file.removed:
         return []
     lines = file.content.splitlines()
-    findings = _secrets(file, lines) + _conflicts(file, lines)
+    findings = _secrets(file, lines)
+    if "\x00" in file.content:
+        return findings
+    findings += _conflicts(file, lines)
     if not file.content.strip():
         findings.append(_finding("empty-file", "soft", file.path, None, "file is empty"))
         return findings
@@ -317,6 +343,14 @@ def run_mechanical_checks(
         found = check_file(file, tree)
         found.sort(key=lambda f: (f.line or 0, f.kind))
         out.extend(found)
+    return out
+
+
+def check_task(task: TaskSpec) -> list[Finding]:
+    """Credentials in the task's texts, which the judges are shown like the files."""
+    out: list[Finding] = []
+    for label, text in task.labelled_texts():
+        out.extend(_secrets(JudgedFile(path=label, content=text), text.splitlines()))
     return out
 
 

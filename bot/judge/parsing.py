@@ -68,7 +68,23 @@ def normalized(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_refuse_constant)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise _unreadable(exc) from None
+
+
+def _unreadable(exc: ValueError | RecursionError) -> ParseError:
+    """The decoder's failures that are not syntax errors: nesting past the recursion
+    limit, or an integer past Python's 4300-digit conversion limit. Either refuses the
+    reply outright; searching on inside it would only repeat the failure per brace."""
+    if isinstance(exc, ParseError):
+        return exc
+    if isinstance(exc, RecursionError):
+        return ParseError("JSON nested too deeply")
+    return ParseError(f"unreadable JSON value: {str(exc).split(';', 1)[0]}")
 
 
 def _refuse_constant(name: str) -> Any:
@@ -86,6 +102,8 @@ def _embedded_objects(text: str) -> list[dict[str, Any]]:
         except (json.JSONDecodeError, ParseError):
             pos = text.find("{", pos + 1)
             continue
+        except (ValueError, RecursionError) as exc:
+            raise _unreadable(exc) from None
         if isinstance(value, dict):
             found.append(value)
         pos = text.find("{", end)
@@ -153,7 +171,10 @@ def to_number(value: Any, what: str) -> float:
     if isinstance(value, bool):
         raise ParseError(f"{what}: a boolean is not a number")
     if isinstance(value, int):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ParseError(f"{what}: out of range") from None
     if isinstance(value, float):
         number = value
     elif isinstance(value, str):
@@ -302,6 +323,14 @@ def model_label(obj: Mapping[str, Any], *keys: str) -> str | None:
 
 
 def parse_answer(text: str, rubric: Rubric) -> RubricAnswer:
-    """Extract the verdict object from a reply and validate it against the rubric."""
-    obj = extract_json_object(text, rubric.verdict_keys)
-    return rubric.parse(obj)
+    """Extract the verdict object from a reply and validate it against the rubric.
+
+    Raises only `ParseError`: whatever a model writes, the engine sees a failed parse,
+    never a crash."""
+    try:
+        obj = extract_json_object(text, rubric.verdict_keys)
+        return rubric.parse(obj)
+    except ParseError:
+        raise
+    except (ValueError, RecursionError, OverflowError) as exc:
+        raise ParseError(f"unreadable reply ({type(exc).__name__})") from None

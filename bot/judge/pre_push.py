@@ -12,10 +12,16 @@ ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each 
    knowledge/, docs/, plans/) read at the local sha with `git show`;
 5. one judgment per ref through the engine, record appended to storage.
 
-Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) always exits
-0; blocking mode exits 1 only when a ref got NO-GO. Undetermined verdicts, provider
+Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) never
+blocks; blocking mode blocks only when a ref got NO-GO. Undetermined verdicts, provider
 errors, missing configuration and crashes never block. `GIT_JUDGE_SKIP=1` bypasses
 everything, as does git's own `--no-verify`.
+
+How "crashes never block" holds even for a crash the command cannot catch (an import
+error, the interpreter killed): the command signals a deliberate block with its own
+status, `BLOCK_EXIT` (10), and the installed hook script turns exactly that into 1 and
+every other status into 0. An uncaught Python exception exits 1, which the script
+does not pass on.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from bot.judge.engine import JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 
 ZERO_SHA = "0" * 40
+BLOCK_EXIT = 10
+"""Status of `judge-bot pre-push` that means "block this push"; see the module doc."""
 HOOK_MARKER = "judge-bot pre-push hook"
 DEFAULT_ACCEPTANCE = (
     "Content is factually correct, actionable for its readers, and internally consistent "
@@ -130,9 +138,9 @@ def by_watched_author(commit: Commit, authors: Sequence[str]) -> bool:
 
 
 def hook_exit_code(mode: str, records: Sequence[VerdictRecord]) -> int:
-    """Phase A never blocks; phase B blocks on NO-GO only."""
+    """Phase A never blocks; phase B blocks (`BLOCK_EXIT`) on NO-GO only."""
     if mode == "blocking" and any(r.go_no_go == "NO-GO" for r in records):
-        return 1
+        return BLOCK_EXIT
     return 0
 
 
@@ -300,15 +308,25 @@ def skip_requested(environ: Mapping[str, str]) -> bool:
 
 
 def hook_script(python: str) -> str:
-    """The shell script `install-hook` writes: runs this interpreter's judge CLI and
-    never blocks a push merely because the interpreter went away."""
+    """The shell script `install-hook` writes: runs this interpreter's judge CLI (git's
+    stdin passes through) and blocks only on `BLOCK_EXIT`; a missing interpreter or any
+    other status lets the push go."""
     quoted = "'" + python.replace("'", "'\\''") + "'"
+    shown = python.replace("'", "'\\''")
     return (
         "#!/bin/sh\n"
         f"# {HOOK_MARKER} (installed by `judge-bot install-hook`; remove to disable)\n"
-        f"if [ -x {quoted} ]; then\n"
-        f'  exec {quoted} -m bot.judge.cli pre-push "$@"\n'
+        f"if [ ! -x {quoted} ]; then\n"
+        f"  echo '[judge] interpreter {shown} not found; skipping judge' >&2\n"
+        "  exit 0\n"
         "fi\n"
-        f'echo "[judge] interpreter {python} not found; skipping judge" >&2\n'
+        f'{quoted} -m bot.judge.cli pre-push "$@"\n'
+        "status=$?\n"
+        f'if [ "$status" -eq {BLOCK_EXIT} ]; then\n'
+        "  exit 1\n"
+        "fi\n"
+        'if [ "$status" -ne 0 ]; then\n'
+        '  echo "[judge] the judge failed (exit status $status); push not blocked" >&2\n'
+        "fi\n"
         "exit 0\n"
     )

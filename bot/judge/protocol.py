@@ -25,8 +25,10 @@ Readings of the seeds this encodes (docs/judging.md gives the reasons):
 - The deeper judge sees the full content, so when the two do not split accept vs
   reject, deep's verdict stands; two "improve" verdicts are ambiguous and go to a human.
 - A failed round never rejects: it ends the protocol as undetermined.
-- Missing tiers: without deep, quick's verdict is final, except that a sensitive
-  accept needs a second look and escalates; a split without a tiebreaker escalates.
+- Missing tiers (not configured, or left empty by the four-eyes rule: `available`
+  holds only the tiers that can run): without deep, quick's verdict is final, except
+  that a sensitive accept needs a second look and escalates; a split without a
+  tiebreaker escalates.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def _after_quick(quick: Verdict, *, sensitive: bool, deep_available: bool) -> St
     if quick is Verdict.ACCEPT:
         return Decision(
             Verdict.ESCALATE,
-            reason="sensitive change needs a deep review and no deep judge is configured",
+            reason="sensitive change needs a deep review and no deep judge is available",
         )
     return Decision(quick)
 
@@ -100,7 +102,7 @@ def _after_deep(quick: Verdict, deep: Verdict, *, tiebreaker_available: bool) ->
         return Decision(
             Verdict.ESCALATE,
             reason="quick and deep judges disagree (accept vs reject) and no tiebreaker "
-            "is configured",
+            "is available",
         )
     if quick is Verdict.IMPROVE and deep is Verdict.IMPROVE:
         return Decision(

@@ -12,12 +12,17 @@ Structured output (OpenAI protocol): the request asks for a JSON-schema answer v
 400 naming response_format; the provider then retries with `{"type": "json_object"}` and
 then with plain instructions (the schema appended to the system prompt), and remembers
 what worked per base URL in a `StructuredOutputMemory` shared by the providers.
+"Naming" means the error's `param` field when the server sets one, else its message;
+never the whole body, which some proxies fill with an echo of the request (where
+`response_format` always appears). Refused sampling parameters are matched the same way.
 
 Exceptions (every one carries `provider` and `model`, never an API key):
 
     ProviderError
      ├── ProviderTimeout          the call took longer than its timeout
-     ├── ProviderTransportError   connection refused/reset, DNS, protocol errors
+     ├── ProviderTransportError   connection refused/reset, DNS, protocol and body
+     │                            decoding errors, an invalid URL, a header (API key)
+     │                            that cannot be encoded
      ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`)
      │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
      ├── MalformedResponse        2xx, but not the protocol's JSON envelope
@@ -59,7 +64,10 @@ class ProviderTimeout(ProviderError):
 
 
 class ProviderTransportError(ProviderError):
-    pass
+    def __init__(self, message: str, *, provider: str, model: str, cause: str) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.cause = cause
+        """The name of the underlying error type (for records; never its text)."""
 
 
 class ProviderHTTPError(ProviderError):
@@ -148,11 +156,64 @@ class StructuredOutputMemory:
         self.modes[base_url] = max(mode, self.get(base_url))
 
 
-def _refused_parameter(detail: str, body: Mapping[str, Any]) -> str | None:
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What an error answer says about itself: the parameter it names (`param`, when the
+    server sets one) and its message. Read from the error object only, not the rest of
+    the body."""
+
+    param: str | None
+    message: str
+
+    def names(self, parameter: str, *, message_words: Sequence[str]) -> bool:
+        if self.param is not None:
+            return self.param == parameter or self.param.startswith(
+                (parameter + ".", parameter + "[")
+            )
+        lowered = self.message.lower()
+        return any(word in lowered for word in message_words)
+
+
+def error_info(response: httpx.Response) -> ErrorInfo:
+    """The error object of a 4xx/5xx answer in the shapes OpenAI-compatible servers use:
+    `{"error": {"message", "param"}}`, `{"error": "text"}`, a bare `{"message", "param"}`
+    (vLLM), `{"detail": ...}` (FastAPI); any other body is the message itself."""
+    try:
+        payload = response.json()
+    except (ValueError, RecursionError):
+        return ErrorInfo(None, response.text)
+    if not isinstance(payload, dict):
+        return ErrorInfo(None, "")
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return ErrorInfo(None, error)
+    if not isinstance(error, dict):
+        return ErrorInfo(None, "")
+    param = error.get("param")
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = _detail_text(error.get("detail"))
+    return ErrorInfo(param if isinstance(param, str) and param else None, message)
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        parts = []
+        for item in detail:
+            if isinstance(item, dict):
+                where = item.get("loc")
+                loc = ".".join(str(p) for p in where) if isinstance(where, list) else ""
+                parts.append(f"{loc}: {item.get('msg', '')}")
+        return "; ".join(parts)
+    return ""
+
+
+def _refused_parameter(info: ErrorInfo, body: Mapping[str, Any]) -> str | None:
     """The optional parameter a 400 complains about, if it is one we can drop."""
-    lowered = detail.lower()
     for name in ("temperature", "max_tokens"):
-        if name in body and (f"'{name}'" in lowered or f'"{name}"' in lowered):
+        if name in body and info.names(name, message_words=(f"'{name}'", f'"{name}"')):
             return name
     return None
 
@@ -224,12 +285,21 @@ class _HTTPProvider:
                 provider=self.kind,
                 model=model,
             ) from exc
-        except httpx.TransportError as exc:
-            raise ProviderTransportError(
-                f"{self.kind} transport error for model {model}: {type(exc).__name__}",
-                provider=self.kind,
-                model=model,
-            ) from exc
+        except (httpx.RequestError, httpx.InvalidURL) as exc:
+            # transport failures, an undecodable body, too many redirects, a bad base URL
+            raise self._transport_error(model, type(exc).__name__) from exc
+        except UnicodeError:
+            # A header that is not ASCII: in practice the API key. The exception text
+            # and its `object` hold the header value, so it is dropped, not chained.
+            raise self._transport_error(model, "UnicodeEncodeError") from None
+
+    def _transport_error(self, model: str, cause: str) -> ProviderTransportError:
+        return ProviderTransportError(
+            f"{self.kind} transport error for model {model}: {cause}",
+            provider=self.kind,
+            model=model,
+            cause=cause,
+        )
 
     def _raise_for_status(self, response: httpx.Response, model: str) -> None:
         if response.status_code < 400:
@@ -252,7 +322,7 @@ class _HTTPProvider:
     def _json(self, response: httpx.Response, model: str) -> dict[str, Any]:
         try:
             payload = response.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise MalformedResponse(
                 f"{self.kind} answered non-JSON for model {model}", provider=self.kind, model=model
             ) from exc
@@ -265,16 +335,27 @@ class _HTTPProvider:
         return payload
 
 
+def _text_of(content: Any) -> str:
+    """A chat message's content: a string, or (some servers) a list of typed parts of
+    which the string `text` ones count."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict)
+            and part.get("type") in ("text", "output_text")
+            and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _mentions_output_format(detail: str) -> bool:
-    lowered = detail.lower()
-    return any(
-        word in lowered
-        for word in ("response_format", "json_schema", "json_object", "structured output")
-    )
+_OUTPUT_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
 
 
 class OpenAIChatProvider(_HTTPProvider):
@@ -341,18 +422,18 @@ class OpenAIChatProvider(_HTTPProvider):
             response = await self._post(
                 url, model=model, headers=headers, body=body, time_limit=time_limit
             )
+            if response.status_code != 400:
+                break
+            info = error_info(response)
             if (
-                response.status_code == 400
-                and "response_format" in body
+                "response_format" in body
                 and mode < OutputMode.INSTRUCTIONS
-                and _mentions_output_format(response.text)
+                and info.names("response_format", message_words=_OUTPUT_FORMAT_WORDS)
             ):
                 mode = OutputMode(mode + 1)
                 self.memory.downgrade(self.base_url, mode)
                 continue
-            refused = (
-                _refused_parameter(response.text, body) if response.status_code == 400 else None
-            )
+            refused = _refused_parameter(info, body)
             known = self.memory.refused.setdefault((self.base_url, model), set())
             if refused is not None and refused not in known:
                 known.add(refused)
@@ -369,8 +450,8 @@ class OpenAIChatProvider(_HTTPProvider):
         text = ""
         if choices and isinstance(choices[0], dict):
             message = choices[0].get("message")
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                text = message["content"]
+            if isinstance(message, dict):
+                text = _text_of(message.get("content"))
         if not text.strip():
             raise EmptyAnswer(
                 f"openai model {model} returned an empty answer", provider=self.kind, model=model
@@ -450,9 +531,11 @@ class AnthropicMessagesProvider(_HTTPProvider):
                 model=model,
             )
         text = "".join(
-            block.get("text", "")
+            block["text"]
             for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
         )
         if not text.strip():
             raise EmptyAnswer(

@@ -14,8 +14,11 @@ Field meanings that are easy to misread:
   `final_decision` to act.
 * `model_verdict` on a round is the label the model wrote itself. It is stored
   for calibration and never used to decide: verdicts come from the scores.
-* `round` is 0 when no model ran (mechanical hard failure, no models
-  configured, cache hit recorded without calls); `judge_tier` is then None.
+* `round` is 0 when no model ran for the decision (mechanical hard failure, no
+  models configured, four-eyes, throttle or budget refusal); `judge_tier` is
+  then None. A verdict-cache hit repeats the cached judgment's rounds (`round`,
+  `judge_tier`, `previous_rounds` as they were) with an empty `calls` list: no
+  model was called this time.
 * `go_no_go` is the phase A/B pre-push label: GO, NO-GO or UNDETERMINED.
 
 Records are written as one compact JSON line (`to_jsonl`). The JSON Schema
@@ -97,6 +100,14 @@ class TaskSpec(_Model):
     description: str = ""
     acceptance: str = ""
     directives: list[str] = Field(default_factory=list)
+
+    def labelled_texts(self) -> list[tuple[str, str]]:
+        """The texts the judges are shown, each under the pseudo-path findings use
+        (`<task description>`, `<task acceptance>`, `<task directive N>`); empty ones
+        are left out."""
+        texts = [("<task description>", self.description), ("<task acceptance>", self.acceptance)]
+        texts += [(f"<task directive {n}>", d) for n, d in enumerate(self.directives, start=1)]
+        return [(label, text) for label, text in texts if text.strip()]
 
 
 class Finding(_Model):
