@@ -707,3 +707,24 @@ def test_storage_from_url_error_does_not_echo_credentials() -> None:
     with pytest.raises(ValueError) as excinfo:
         storage_from_url("mysql://user:hunter2@h/db")
     assert "hunter2" not in str(excinfo.value)
+
+
+async def test_nul_characters_are_stored_as_replacement_characters(storage: Storage) -> None:
+    """jsonb refuses U+0000 (model output may carry it): both backends store U+FFFD."""
+    record = {"reasoning": "a\x00b", "nested": [{"k\x00": "v"}], "plain": "back\\u0000slash"}
+    await storage.append_verdict(
+        task_id="t",
+        repository=None,
+        head_sha=None,
+        verdict="accept",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        record=record,
+    )
+    [stored] = await storage.list_verdicts(task_id="t")
+    assert stored.record == {
+        "reasoning": "a\ufffdb",
+        "nested": [{"k\ufffd": "v"}],
+        "plain": "back\\u0000slash",
+    }
+    await storage.kv_put("ns", "k", {"v": "\x00"})
+    assert await storage.kv_get("ns", "k") == {"v": "\ufffd"}

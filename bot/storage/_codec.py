@@ -35,10 +35,28 @@ def optional_from_micros(value: int | None) -> datetime | None:
 
 
 def dump_json(value: dict[str, Any]) -> str:
-    """Strict JSON (NaN and infinities refused) so both backends accept the same values."""
+    """Strict JSON (NaN and infinities refused) so both backends accept the same values.
+
+    PostgreSQL's jsonb cannot hold U+0000, and model output or judged files can contain
+    it, so it becomes U+FFFD (the replacement character) on both backends alike."""
     if not isinstance(value, dict):
         raise TypeError(f"a JSON object is required, got {type(value).__name__}")
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if "\\u0000" in text:
+        text = json.dumps(
+            _without_nul(value), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+    return text
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(key): _without_nul(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nul(item) for item in value]
+    return value
 
 
 def load_json(text: str) -> dict[str, Any]:
