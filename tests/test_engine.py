@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import os
@@ -986,3 +987,21 @@ def test_pre_push_label_follows_phase_a_b(
 
     last = RoundRecord(round=1, judge_tier=Tier.QUICK, model="m", family="f", scores=scores)
     assert pre_push_label(RubricName.CONTENT, verdict, last) == label
+
+
+async def test_concurrent_judgments_respect_the_hourly_throttle(
+    fake_llm: FakeOpenAIServer,
+    engine_for: Callable[..., JudgeEngine],
+    storage: Any,
+) -> None:
+    """Ten judgments at once with a throttle of 3: exactly 3 reach the models (on
+    PostgreSQL every storage call yields, which is where an unguarded check races)."""
+    fake_llm.default = Reply.json(ACCEPT)
+    engine = engine_for(make_config(fake_llm, throttle_per_hour=3), storage=storage)
+    requests = [
+        make_request(f"# Doc {n}\n\nDistinct text {n}.\n", path=f"docs/{n}.md") for n in range(10)
+    ]
+    records = await asyncio.gather(*(engine.judge(r) for r in requests))
+    throttled = [r for r in records if r.mode == "throttled"]
+    assert len(throttled) == 7
+    assert len(fake_llm.requests) == 3

@@ -238,6 +238,7 @@ class JudgeEngine:
         self._clock = clock
         self._monotonic = monotonic
         self._nonce = nonce
+        self._admission = asyncio.Lock()
 
     @classmethod
     def from_config(
@@ -312,18 +313,21 @@ class JudgeEngine:
                     return hit
 
         run = _Run()
-        usage = await self._usage(request.scope, now)
         limits = cost.Limits(
             throttle_per_hour=self.config.throttle_per_hour,
             daily_call_budget=self.config.daily_call_budget,
             daily_token_budget=self.config.daily_token_budget,
         )
-        refused = cost.admission(usage, limits, scope=request.scope)
+        # Read-decide-record as one step, so concurrent judgments in this process cannot
+        # all slip under the hourly throttle together.
+        async with self._admission:
+            usage = await self._usage(request.scope, now)
+            refused = cost.admission(usage, limits, scope=request.scope)
+            if refused is None and self.storage is not None:
+                await self.storage.record_usage(cost.throttle_scope(request.scope), now)
         if refused is not None:
             mode = "throttled" if refused.startswith("throttled") else "budget"
             return self._finish(base, Decision(Verdict.UNDETERMINED, reason=refused), mode=mode)
-        if self.storage is not None:
-            await self.storage.record_usage(cost.throttle_scope(request.scope), now)
         run.calls_left = cost.calls_left_today(usage, limits)
 
         decision = await self._protocol(request, rubric, seating, run)
