@@ -134,7 +134,8 @@ def admission(usage: Usage, limits: Limits, *, scope: str) -> str | None:
 
 def calls_left_today(usage: Usage, limits: Limits) -> int | None:
     """Model calls still allowed today (None: unlimited). The engine stops a protocol
-    mid-way when this reaches zero, so a budget cannot be overshot by two calls."""
+    mid-way when this reaches zero, so one judgment cannot overshoot the budget; judgments
+    running at the same moment each see the count from their own start."""
     if limits.daily_call_budget is None:
         return None
     return max(0, limits.daily_call_budget - usage.calls_today)
