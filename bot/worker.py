@@ -12,6 +12,7 @@ is remembered per delivery, so a retried delivery does not repeat handlers that 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -130,8 +131,11 @@ class Worker:
         )
         log.debug("delivery processed", extra=context)
 
-    async def run(self, stop: asyncio.Event, wake: asyncio.Event) -> None:
-        """Loop until `stop` is set: drain due work, then sleep until woken or polled."""
+    async def run(self, stop: asyncio.Event, wake: asyncio.Queue[None]) -> None:
+        """Loop until `stop` is set: drain due work, then sleep until woken or polled.
+
+        Each stored delivery wakes one worker (a token in `wake`), not all of them: a
+        herd of workers racing for one delivery costs every loser a storage round trip."""
         while not stop.is_set():
             try:
                 claimed = await self.run_once()
@@ -143,10 +147,9 @@ class Worker:
                 claimed = 0
             if claimed:
                 continue
-            wake.clear()
             try:
                 async with asyncio.timeout(self.poll_interval):
-                    await wake.wait()
+                    await wake.get()
             except TimeoutError:
                 pass
 
@@ -157,11 +160,13 @@ class WorkerPool:
     def __init__(self, workers: list[Worker]) -> None:
         self.workers = workers
         self.stop = asyncio.Event()
-        self.wake = asyncio.Event()
+        # Bounded: once every worker has a token waiting, more wake-ups add nothing.
+        self.wake: asyncio.Queue[None] = asyncio.Queue(maxsize=max(1, len(workers)))
         self._tasks: list[asyncio.Task[None]] = []
 
     def notify(self) -> None:
-        self.wake.set()
+        with contextlib.suppress(asyncio.QueueFull):
+            self.wake.put_nowait(None)
 
     def start(self) -> None:
         self.stop.clear()
@@ -172,7 +177,8 @@ class WorkerPool:
 
     async def close(self, grace_seconds: float = 10.0) -> None:
         self.stop.set()
-        self.wake.set()
+        for _ in self.workers:
+            self.notify()
         if not self._tasks:
             return
         _done, pending = await asyncio.wait(self._tasks, timeout=grace_seconds)

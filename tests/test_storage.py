@@ -728,3 +728,24 @@ async def test_nul_characters_are_stored_as_replacement_characters(storage: Stor
     }
     await storage.kv_put("ns", "k", {"v": "\x00"})
     assert await storage.kv_get("ns", "k") == {"v": "\ufffd"}
+
+
+async def test_concurrent_deliveries_each_get_their_own_answer(storage: Storage) -> None:
+    """Many webhooks at once (SQLite commits them together): new ids True, repeats False."""
+    ids = [f"c-{n % 40}" for n in range(50)]  # ten repeats
+    results = await asyncio.gather(
+        *(storage.record_delivery(new_delivery(delivery_id=i)) for i in ids)
+    )
+    assert sum(results) == 40
+    first_seen = {i: ids.index(i) for i in set(ids)}
+    assert all(results[index] for index in first_seen.values())
+    assert (await storage.count_deliveries())[DeliveryStatus.PENDING] == 40
+
+
+async def test_recording_on_a_closed_store_fails_every_caller(storage: Storage) -> None:
+    await storage.close()
+    outcomes = await asyncio.gather(
+        *(storage.record_delivery(new_delivery(n)) for n in range(3)),
+        return_exceptions=True,
+    )
+    assert all(isinstance(outcome, Exception) for outcome in outcomes)

@@ -165,6 +165,8 @@ class SqliteStorage:
         self._path = path
         self._conn: InlineConnection | None = None
         self._lock = asyncio.Lock()
+        self._arrivals: list[tuple[NewDelivery, asyncio.Future[bool]]] = []
+        self._flush: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------
     async def open(self) -> None:
@@ -177,6 +179,9 @@ class SqliteStorage:
             await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             await _enable_wal(conn)
             await conn.execute("PRAGMA synchronous = NORMAL")
+            # Checkpoint every ~32 MB of WAL instead of 4 MB: each checkpoint syncs the
+            # database file, and webhook bodies fill the WAL fast (1.2x intake measured).
+            await conn.execute("PRAGMA wal_autocheckpoint = 8000")
             await _migrate(conn)
         except BaseException:
             await conn.close()
@@ -234,24 +239,53 @@ class SqliteStorage:
 
     # -- webhook deliveries --------------------------------------------------
     async def record_delivery(self, delivery: NewDelivery) -> bool:
-        received = to_micros(delivery.received_at)
-        changed = await self._execute(
-            "INSERT INTO deliveries (delivery_id, event, action, installation_id, repository,"
-            " body, status, attempts, received_at, next_attempt_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
-            (
-                delivery.delivery_id,
-                delivery.event,
-                delivery.action,
-                delivery.installation_id,
-                delivery.repository,
-                delivery.body,
-                DeliveryStatus.PENDING.value,
-                received,
-                received,
-            ),
-        )
-        return changed == 1
+        """Group commit: deliveries that arrive in the same turn of the event loop are
+        inserted in one transaction. Each caller still returns only after the commit that
+        holds its row, so the acknowledgement stays durable; the commit is shared."""
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._arrivals.append((delivery, waiter))
+        if self._flush is None:
+            # Runs on the next loop turn, after every request of this turn has joined.
+            self._flush = asyncio.create_task(self._flush_arrivals())
+        return await waiter
+
+    async def _flush_arrivals(self) -> None:
+        batch, self._arrivals, self._flush = self._arrivals, [], None
+        try:
+            inserted = await self._insert_deliveries([delivery for delivery, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - handed to every caller waiting on it
+            for _, waiter in batch:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            return
+        for (_, waiter), new in zip(batch, inserted, strict=True):
+            if not waiter.done():
+                waiter.set_result(new)
+
+    async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
+        results: list[bool] = []
+        async with self._write_transaction() as db:
+            for delivery in deliveries:
+                received = to_micros(delivery.received_at)
+                cursor = await db.execute(
+                    "INSERT INTO deliveries (delivery_id, event, action, installation_id,"
+                    " repository, body, status, attempts, received_at, next_attempt_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                    (
+                        delivery.delivery_id,
+                        delivery.event,
+                        delivery.action,
+                        delivery.installation_id,
+                        delivery.repository,
+                        delivery.body,
+                        DeliveryStatus.PENDING.value,
+                        received,
+                        received,
+                    ),
+                )
+                results.append(cursor.rowcount == 1)
+                await cursor.close()
+        return results
 
     async def claim_deliveries(
         self, worker_id: str, limit: int, lease_seconds: float, now: datetime
