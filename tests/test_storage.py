@@ -749,3 +749,21 @@ async def test_recording_on_a_closed_store_fails_every_caller(storage: Storage) 
         return_exceptions=True,
     )
     assert all(isinstance(outcome, Exception) for outcome in outcomes)
+
+
+async def test_sqlite_checkpoints_in_the_background(tmp_path: Path) -> None:
+    """The store's connection never checkpoints (no event-loop stalls); a background
+    thread copies the WAL into the database file."""
+    path = tmp_path / "wal.sqlite3"
+    store = SqliteStorage(str(path))
+    await store.open()
+    try:
+        body = b"x" * 5000
+        for n in range(200):
+            await store.record_delivery(new_delivery(n, body=body))
+        assert path.stat().st_size < 200 * 5000, "rows are still only in the WAL"
+        async with asyncio.timeout(10):
+            while path.stat().st_size < 200 * 5000:
+                await asyncio.sleep(0.05)
+    finally:
+        await store.close()
