@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.fakes.github_fixtures",
     "tests.fakes.llm_fixtures",
     "tests.storage_fixtures",
+    "tests.flow_fixtures",
 ]

@@ -361,3 +361,33 @@ def open_pull(
 
 
 GOOD_DOC = "# Notes\n\nA clear, sourced explanation of the topic.\n"
+
+
+async def rejected_pull(
+    bot: Harness, *, author: str = "agent", committer: str = "agent"
+) -> tuple[int, str]:
+    """A pull request whose judges both reject; returns its number and head sha."""
+    bot.llm.script(QUICK, scores(*REJECT))
+    bot.llm.script(DEEP, scores(*REJECT))
+    sha = commit_files(bot.fake, {"docs/notes.md": "# Notes\n\nthin\n"}, author=committer)
+    number = open_pull(bot.fake, sha, author=author)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    return number, sha
+
+
+async def click(
+    bot: Harness, run_id: int, sha: str, identifier: str, sender: str, number: int | None
+) -> None:
+    """Someone presses a button of the `judge` check run."""
+    await bot.send(
+        "check_run",
+        check_run_payload(
+            REPO,
+            run_id,
+            sha,
+            "requested_action",
+            sender=sender,
+            identifier=identifier,
+            pull_number=number,
+        ),
+    )

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from bot.github.client import GitHubApp
-from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import FakeOpenAIServer
 from tests.flow_helpers import (
     ACCEPT,
     DEEP,
@@ -19,12 +13,12 @@ from tests.flow_helpers import (
     REJECT,
     REPO,
     Harness,
-    check_run_payload,
+    click,
     comment_payload,
     commit_files,
-    harness,
     open_pull,
     pull_request_payload,
+    rejected_pull,
     scores,
 )
 
@@ -32,28 +26,12 @@ AUTHOR = "agent"
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path,
-    github_keypair: Any,
-    fake_github: FakeGitHub,
-    github_app: GitHubApp,
-    fake_llm: FakeOpenAIServer,
-) -> Any:
-    fake_github.add_commit(
-        REPO, {".github/judge.yml": "mode: blocking\n"}, message="Configure", branch="main"
-    )
-    async with harness(
-        tmp_path, github_keypair.private_pem, fake_github, github_app, fake_llm
-    ) as h:
-        yield h
+def bot(blocking_bot: Harness) -> Harness:
+    return blocking_bot
 
 
-async def rejected_pull(bot: Harness) -> tuple[int, str]:
-    bot.llm.script(QUICK, scores(*REJECT))
-    bot.llm.script(DEEP, scores(*REJECT))
-    sha = commit_files(bot.fake, {"docs/notes.md": "# Notes\n\nthin\n"}, author=AUTHOR)
-    number = open_pull(bot.fake, sha, author=AUTHOR)
-    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+async def rejected_by_judges(bot: Harness) -> tuple[int, str]:
+    number, sha = await rejected_pull(bot, author=AUTHOR, committer=AUTHOR)
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
     return number, sha
@@ -76,7 +54,7 @@ async def rejected_pull(bot: Harness) -> tuple[int, str]:
 async def test_override_authorisation_matrix(
     bot: Harness, login: str, permission: str | None, user_type: str, allowed: bool
 ) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     if permission is not None:
         bot.fake.set_permission(REPO, login, permission)
     await bot.send(
@@ -135,7 +113,7 @@ async def test_override_reject_then_cancel_restores_the_judges(bot: Harness) -> 
 
 
 async def test_override_applies_to_the_head_sha_only(bot: Harness) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     bot.fake.set_permission(REPO, "maintainer", "write")
     await bot.send(
         "issue_comment", comment_payload(REPO, number, "/judge override accept", "maintainer")
@@ -169,7 +147,7 @@ async def test_override_closes_the_disagreement_issue(bot: Harness) -> None:
 
 
 async def test_rerun_command_rejudges_bypassing_the_cache(bot: Harness) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     calls = len(bot.llm.requests)
     bot.llm.script(QUICK, scores(*ACCEPT))
     bot.fake.set_permission(REPO, "maintainer", "write")
@@ -180,7 +158,7 @@ async def test_rerun_command_rejudges_bypassing_the_cache(bot: Harness) -> None:
 
 
 async def test_help_and_unknown_commands_get_help(bot: Harness) -> None:
-    number, _ = await rejected_pull(bot)
+    number, _ = await rejected_by_judges(bot)
     await bot.send("issue_comment", comment_payload(REPO, number, "/judge help", "anyone"))
     await bot.send("issue_comment", comment_payload(REPO, number, "/judge frobnicate", "anyone"))
     replies = bot.comments(number)
@@ -190,7 +168,7 @@ async def test_help_and_unknown_commands_get_help(bot: Harness) -> None:
 
 
 async def test_edited_comments_and_plain_comments_are_ignored(bot: Harness) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     bot.fake.set_permission(REPO, "maintainer", "write")
     await bot.send(
         "issue_comment",
@@ -203,55 +181,22 @@ async def test_edited_comments_and_plain_comments_are_ignored(bot: Harness) -> N
 
 
 async def test_accept_button_is_authorised_like_the_command(bot: Harness) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     [run] = bot.check_runs(sha=sha)
-    await bot.send(
-        "check_run",
-        check_run_payload(
-            REPO,
-            run.id,
-            sha,
-            "requested_action",
-            sender=AUTHOR,
-            identifier="override-accept",
-            pull_number=number,
-        ),
-    )
+    await click(bot, run.id, sha, "override-accept", AUTHOR, number)
     assert bot.check_runs(sha=sha)[0].conclusion == "failure"
     bot.fake.set_permission(REPO, "maintainer", "write")
-    await bot.send(
-        "check_run",
-        check_run_payload(
-            REPO,
-            run.id,
-            sha,
-            "requested_action",
-            sender="maintainer",
-            identifier="override-accept",
-            pull_number=number,
-        ),
-    )
+    await click(bot, run.id, sha, "override-accept", "maintainer", number)
     assert bot.check_runs(sha=sha)[0].conclusion == "success"
 
 
 async def test_rejudge_button_runs_the_deep_tier(bot: Harness) -> None:
-    number, sha = await rejected_pull(bot)
+    number, sha = await rejected_by_judges(bot)
     [run] = bot.check_runs(sha=sha)
     bot.fake.set_permission(REPO, "maintainer", "write")
     bot.llm.script(QUICK, scores(*ACCEPT))
     bot.llm.script(DEEP, scores(*ACCEPT))
     before = len(bot.llm.requests_for(DEEP))
-    await bot.send(
-        "check_run",
-        check_run_payload(
-            REPO,
-            run.id,
-            sha,
-            "requested_action",
-            sender="maintainer",
-            identifier="rejudge-deep",
-            pull_number=number,
-        ),
-    )
+    await click(bot, run.id, sha, "rejudge-deep", "maintainer", number)
     assert len(bot.llm.requests_for(DEEP)) == before + 1
     assert bot.check_runs(sha=sha)[0].conclusion == "success"

@@ -5,15 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bot.github.client import GitHubApp
 from bot.storage.base import DeliveryStatus
-from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import FakeOpenAIServer
 from tests.flow_helpers import (
     ACCEPT,
     DEEP,
@@ -23,48 +18,25 @@ from tests.flow_helpers import (
     REJECT,
     REPO,
     Harness,
-    check_run_payload,
+    click,
     comment_payload,
     commit_files,
-    harness,
     open_pull,
     pull_request_payload,
     push_payload,
+    rejected_pull,
     scores,
 )
 from tests.webhook_helpers import example, webhook_headers
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path,
-    github_keypair: Any,
-    fake_github: FakeGitHub,
-    github_app: GitHubApp,
-    fake_llm: FakeOpenAIServer,
-) -> Any:
-    fake_github.add_commit(
-        REPO, {".github/judge.yml": "mode: blocking\n"}, message="Configure", branch="main"
-    )
-    async with harness(
-        tmp_path, github_keypair.private_pem, fake_github, github_app, fake_llm
-    ) as h:
-        yield h
-
-
-async def rejected(
-    bot: Harness, *, author: str = "agent", committer: str = "agent"
-) -> tuple[int, str]:
-    bot.llm.script(QUICK, scores(*REJECT))
-    bot.llm.script(DEEP, scores(*REJECT))
-    sha = commit_files(bot.fake, {"docs/notes.md": "# Notes\n\nthin\n"}, author=committer)
-    number = open_pull(bot.fake, sha, author=author)
-    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
-    return number, sha
+def bot(blocking_bot: Harness) -> Harness:
+    return blocking_bot
 
 
 async def test_button_on_an_outdated_run_changes_nothing(bot: Harness) -> None:
-    number, first = await rejected(bot)
+    number, first = await rejected_pull(bot)
     [old_run] = bot.check_runs(sha=first)
     bot.llm.script(QUICK, scores(*REJECT))
     bot.llm.script(DEEP, scores(*REJECT))
@@ -72,18 +44,7 @@ async def test_button_on_an_outdated_run_changes_nothing(bot: Harness) -> None:
     bot.fake.repo(REPO).pulls[number].head_sha = second
     await bot.send("pull_request", pull_request_payload(bot.fake, "synchronize", number))
     bot.fake.set_permission(REPO, "maintainer", "write")
-    await bot.send(
-        "check_run",
-        check_run_payload(
-            REPO,
-            old_run.id,
-            first,
-            "requested_action",
-            sender="maintainer",
-            identifier="override-accept",
-            pull_number=number,
-        ),
-    )
+    await click(bot, old_run.id, first, "override-accept", "maintainer", number)
     [new_run] = bot.check_runs(sha=second)
     assert new_run.conclusion == "failure"
     assert bot.check_runs(sha=first)[0].conclusion == "failure"
@@ -92,21 +53,10 @@ async def test_button_on_an_outdated_run_changes_nothing(bot: Harness) -> None:
 
 async def test_button_on_a_fork_run_still_knows_the_pull_request_author(bot: Harness) -> None:
     """Runs of fork branches list no pull requests; the author is still refused."""
-    number, sha = await rejected(bot, author="alice", committer="bob")
+    number, sha = await rejected_pull(bot, author="alice", committer="bob")
     [run] = bot.check_runs(sha=sha)
     bot.fake.set_permission(REPO, "alice", "write")
-    await bot.send(
-        "check_run",
-        check_run_payload(
-            REPO,
-            run.id,
-            sha,
-            "requested_action",
-            sender="alice",
-            identifier="override-accept",
-            pull_number=None,
-        ),
-    )
+    await click(bot, run.id, sha, "override-accept", "alice", None)
     assert bot.check_runs(sha=sha)[0].conclusion == "failure"
     assert any("did not run" in c for c in bot.comments(number))
 
@@ -150,7 +100,7 @@ async def test_retry_after_the_issue_was_opened_does_not_comment(bot: Harness) -
 
 
 async def test_retried_override_is_recorded_once(bot: Harness) -> None:
-    number, sha = await rejected(bot)
+    number, sha = await rejected_pull(bot)
     bot.fake.set_permission(REPO, "maintainer", "write")
     bot.fake.inject("issues/create-comment", status=502, times=5)
     await bot.send(
@@ -181,7 +131,7 @@ async def test_rerun_and_override_do_not_pile_up_annotations(bot: Harness) -> No
 
 
 async def test_skip_label_added_later_bypasses_at_once(bot: Harness) -> None:
-    number, sha = await rejected(bot)
+    number, sha = await rejected_pull(bot)
     bot.fake.add_label(REPO, "judge-skip")
     bot.fake.repo(REPO).issues[number].labels.append("judge-skip")
     payload = pull_request_payload(bot.fake, "opened", number)

@@ -7,14 +7,12 @@ webhook schemas.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.github.client import GitHubApp
 from tests.fakes.github_server import FakeGitHub
-from tests.fakes.llm_server import FakeOpenAIServer, Reply
+from tests.fakes.llm_server import Reply
 from tests.flow_helpers import (
     ACCEPT,
     DEEP,
@@ -26,7 +24,6 @@ from tests.flow_helpers import (
     TIEBREAKER,
     Harness,
     commit_files,
-    harness,
     open_pull,
     pull_request_payload,
     push_payload,
@@ -37,17 +34,8 @@ pytestmark = pytest.mark.usefixtures("fake_github")
 
 
 @pytest.fixture
-async def bot(
-    tmp_path: Path,
-    github_keypair: Any,
-    fake_github: FakeGitHub,
-    github_app: GitHubApp,
-    fake_llm: FakeOpenAIServer,
-) -> Any:
-    async with harness(
-        tmp_path, github_keypair.private_pem, fake_github, github_app, fake_llm
-    ) as h:
-        yield h
+def bot(advisory_bot: Harness) -> Harness:
+    return advisory_bot
 
 
 def set_config(fake: FakeGitHub, text: str) -> None:

@@ -13,6 +13,7 @@ from bot.features.rules import (
     bypass_of,
     claim_action,
     issue_action,
+    outdated_override,
     prepare_files,
     push_needs_no_run,
     unsent,
@@ -181,3 +182,20 @@ def test_issue_action(
     verdict: Verdict, known: dict[str, Any] | None, expected: IssueAction
 ) -> None:
     assert issue_action(verdict, known, SHA) is expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "action", "pinned", "expected"),
+    [
+        ("override", "accept", "old", True),
+        ("override", "accept", "head", False),
+        ("override", "cancel", "old", True),
+        ("rerun", None, "old", False),
+        ("rerun", None, "head", False),
+    ],
+)
+def test_outdated_override(kind: str, action: str | None, pinned: str, expected: bool) -> None:
+    from bot.commands import Command
+
+    command = Command(kind, action=action)  # type: ignore[arg-type]
+    assert outdated_override(command, pinned_sha=pinned, current_head="head") is expected

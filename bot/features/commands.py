@@ -36,7 +36,7 @@ from bot.commands import (
 )
 from bot.disagreement import CloseReason, render_close_comment
 from bot.dispatch import Context
-from bot.features import disagreements
+from bot.features import disagreements, rules
 from bot.features.judging import (
     STATE_NAMESPACE,
     Services,
@@ -46,6 +46,7 @@ from bot.features.judging import (
 )
 from bot.features.targets import Target, target_from_pull_request
 from bot.github.gateway import RepoGateway
+from bot.judge.engine import append_record
 from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
 
 log = logging.getLogger(__name__)
@@ -202,7 +203,7 @@ async def execute(
         current = str(pull["head"]["sha"])
         if not pinned:
             head_sha = current
-        elif head_sha != current and command.kind == "override":
+        elif rules.outdated_override(command, pinned_sha=str(head_sha), current_head=current):
             await reply(
                 f"@{actor.login}, that check run is for `{str(head_sha)[:7]}`, no longer the "
                 f"head of this pull request (`{current[:7]}`); nothing was changed."
@@ -278,14 +279,7 @@ async def apply_override(
         OVERRIDES_APPLIED, context.delivery.delivery_id, {"key": key}
     )
     if first_time:
-        await context.storage.append_verdict(
-            task_id=record.task_id,
-            repository=record.repository,
-            head_sha=record.head_sha,
-            verdict=record.final_decision.value,
-            created_at=record.timestamp,
-            record=record.model_dump(mode="json"),
-        )
+        await append_record(context.storage, record)
     run_id = int(state["check_run_id"])
     if command.action == "cancel":
         output = render_check_run(records, mode)

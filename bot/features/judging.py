@@ -54,7 +54,7 @@ from bot.features.targets import (
     target_from_push,
 )
 from bot.github.client import GitHubApp
-from bot.github.gateway import ChangedPath, CommitInfo, RepoGateway
+from bot.github.gateway import ChangedPath, CommitInfo, RemoteFile, RepoGateway
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
@@ -437,7 +437,7 @@ async def _judge_claimed(
     await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
 
 
-def _text(blob: Any) -> str | None:
+def _text(blob: RemoteFile | None) -> str | None:
     return None if blob is None else str(blob.text)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.checks import Annotation, LeftOut
+from bot.commands import Command
 from bot.features.targets import SKIP_MARKERS, Target, people_of
 from bot.github.gateway import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile, Verdict
@@ -52,6 +53,12 @@ def claim_action(
     if incoming_is_pull and claimed_by_push:
         return ClaimAction.TAKE_OVER
     return ClaimAction.SKIP
+
+
+def outdated_override(command: Command, *, pinned_sha: str, current_head: str) -> bool:
+    """An override from a check run of a commit that is no longer the pull request's head
+    would decide a commit nobody judged: refused. Re-runs of an old commit are harmless."""
+    return command.kind == "override" and pinned_sha != current_head
 
 
 # -- what is judged ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot.disagreement import task_ref
 from bot.github.gateway import ChangedPath, CommitInfo, commit_from_push
 
 NULL_SHA = "0" * 40
@@ -102,14 +103,6 @@ class Target:
         )
 
 
-def short_sha(sha: str) -> str:
-    return sha[:7]
-
-
-def pull_task(repository: str, number: int) -> str:
-    return f"{repository}#{number}"
-
-
 def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -> Target:
     pull = payload["pull_request"]
     repository = payload["repository"]
@@ -119,7 +112,7 @@ def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -
         installation_id=installation_id,
         head_sha=str(pull["head"]["sha"]),
         default_branch=str(repository.get("default_branch") or "main"),
-        task=pull_task(str(repository["full_name"]), int(pull["number"])),
+        task=task_ref(str(repository["full_name"]), pull_number=int(pull["number"])),
         trigger=f"pull_request.{payload.get('action')}",
         pull_number=int(pull["number"]),
         pull_author=str((pull.get("user") or {}).get("login") or "") or None,
@@ -155,7 +148,7 @@ def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target
         default_branch=str(
             repository.get("default_branch") or repository.get("master_branch") or "main"
         ),
-        task=short_sha(after),
+        task=task_ref(str(repository["full_name"]), sha=after),
         trigger="push",
         title=(commits[-1].message.splitlines() or [""])[0] if commits else "",
         body=commits[-1].message if commits else "",

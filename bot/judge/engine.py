@@ -206,6 +206,18 @@ def pre_push_label(rubric: RubricName, verdict: Verdict, last: RoundRecord | Non
     return go_no_go_of(verdict)
 
 
+async def append_record(storage: Storage, record: VerdictRecord) -> None:
+    """Add a record to the audit log, indexed by task, repository, sha and decision."""
+    await storage.append_verdict(
+        task_id=record.task_id,
+        repository=record.repository,
+        head_sha=record.head_sha,
+        verdict=record.final_decision.value,
+        created_at=record.timestamp,
+        record=record.model_dump(mode="json"),
+    )
+
+
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -250,14 +262,7 @@ class JudgeEngine:
     async def judge(self, request: JudgeRequest) -> VerdictRecord:
         record = await self._judge(request)
         if self.storage is not None:
-            await self.storage.append_verdict(
-                task_id=record.task_id,
-                repository=record.repository,
-                head_sha=record.head_sha,
-                verdict=record.final_decision.value,
-                created_at=record.timestamp,
-                record=record.model_dump(mode="json"),
-            )
+            await append_record(self.storage, record)
         return record
 
     # -- the pipeline ------------------------------------------------------------

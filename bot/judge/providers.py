@@ -452,19 +452,8 @@ class OpenAIChatProvider(_HTTPProvider):
             message = choices[0].get("message")
             if isinstance(message, dict):
                 text = _text_of(message.get("content"))
-        if not text.strip():
-            raise EmptyAnswer(
-                f"openai model {model} returned an empty answer", provider=self.kind, model=model
-            )
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-        assert isinstance(usage, dict)
-        return Completion(
-            text=text,
-            model=model,
-            provider=self.kind,
-            prompt_tokens=_int(usage.get("prompt_tokens")),
-            completion_tokens=_int(usage.get("completion_tokens")),
-            latency_ms=latency_ms,
+        return _completion(
+            self.kind, model, text, payload, latency_ms, ("prompt_tokens", "completion_tokens")
         )
 
 
@@ -537,20 +526,34 @@ class AnthropicMessagesProvider(_HTTPProvider):
             and block.get("type") == "text"
             and isinstance(block.get("text"), str)
         )
-        if not text.strip():
-            raise EmptyAnswer(
-                f"anthropic model {model} returned an empty answer", provider=self.kind, model=model
-            )
-        usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-        assert isinstance(usage, dict)
-        return Completion(
-            text=text,
-            model=model,
-            provider=self.kind,
-            prompt_tokens=_int(usage.get("input_tokens")),
-            completion_tokens=_int(usage.get("output_tokens")),
-            latency_ms=latency_ms,
+        return _completion(
+            self.kind, model, text, payload, latency_ms, ("input_tokens", "output_tokens")
         )
+
+
+def _completion(
+    provider: str,
+    model: str,
+    text: str,
+    payload: Mapping[str, Any],
+    latency_ms: float,
+    usage_keys: tuple[str, str],
+) -> Completion:
+    """The answer, or EmptyAnswer; token counts read from the provider's own usage keys."""
+    if not text.strip():
+        raise EmptyAnswer(
+            f"{provider} model {model} returned an empty answer", provider=provider, model=model
+        )
+    usage = payload.get("usage")
+    counts = usage if isinstance(usage, dict) else {}
+    return Completion(
+        text=text,
+        model=model,
+        provider=provider,
+        prompt_tokens=_int(counts.get(usage_keys[0])),
+        completion_tokens=_int(counts.get(usage_keys[1])),
+        latency_ms=latency_ms,
+    )
 
 
 def make_provider(
