@@ -20,20 +20,20 @@ from aiohttp import web
 from gidgethub.routing import Router
 
 from bot import __version__
-from bot.dispatch import Dispatcher
 from bot.github.client import GitHubApp, RetryPolicy
-from bot.housekeeping import prune_forever
+from bot.intake.dispatch import Dispatcher
+from bot.intake.housekeeping import prune_forever
+from bot.intake.webhooks import MAX_BODY_BYTES, make_webhook_handler
+from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
+from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.pages import render_setup_page, render_status_page
 from bot.routing import build_router
 from bot.settings import Settings
-from bot.setup_page import render_setup_page, render_status_page
 from bot.storage import storage_from_url
 from bot.storage.base import Storage
-from bot.webhooks import MAX_BODY_BYTES, make_webhook_handler
-from bot.worker import RetryPolicy as DeliveryRetryPolicy
-from bot.worker import Worker, WorkerPool
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.cli."""
+"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
-from bot.judge import cli as judge_cli
+from bot.judge import console as judge_console
 from bot.logs import configure_logging
 from bot.settings import SettingsError, load_judge_config, load_settings
 
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the GitHub App web server")
     serve.set_defaults(handler=_serve)
-    judge_cli.register(commands)
+    judge_console.register(commands)
     return parser
 
 

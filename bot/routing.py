@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from gidgethub.routing import Router
 
-from bot.features import commands, installations, judging
+from bot.commands import handlers as commands
+from bot.installations import handlers as installations
+from bot.judging import handlers as judging
 
 
 def build_router() -> Router:

@@ -9,7 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bot.checks import (
+from bot.commands.grammar import parse_command
+from bot.gfm import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
+from bot.judge.records import Tier, Verdict
+from bot.judging.check_run import (
     ACTION_OVERRIDE_ACCEPT,
     ACTION_REJUDGE_DEEP,
     OVERRIDE_ACCEPT,
@@ -31,9 +34,6 @@ from bot.checks import (
     render_override,
     render_skipped,
 )
-from bot.commands import parse_command
-from bot.judge.records import Tier, Verdict
-from bot.rendering import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
 from tests.fakes.github_openapi import spec_dict
 from tests.verdict_builders import (
     FAKE_SECRETS,

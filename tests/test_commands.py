@@ -6,8 +6,7 @@ import itertools
 
 import pytest
 
-from bot.checks import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
-from bot.commands import (
+from bot.commands.grammar import (
     Actor,
     AuthorizationFacts,
     Command,
@@ -21,6 +20,7 @@ from bot.commands import (
     render_refusal,
 )
 from bot.judge.records import Verdict
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
 from tests.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
 
 # --- parsing --------------------------------------------------------------------------

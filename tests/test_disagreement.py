@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.commands import parse_command
-from bot.disagreement import (
+from bot.commands.grammar import parse_command
+from bot.disagreement.issue import (
     BODY_LIMIT,
     COMMENT_LIMIT,
     LABEL,

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.dispatch import HANDLED_NAMESPACE, Dispatcher
-from bot.housekeeping import prune_forever, retention_cutoff
+from bot.intake.dispatch import HANDLED_NAMESPACE, Dispatcher
+from bot.intake.housekeeping import prune_forever, retention_cutoff
 from bot.storage.base import DeliveryStatus, NewDelivery, Storage
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -67,7 +67,7 @@ async def test_handler_memos_are_dropped_once_a_delivery_succeeds(storage: Stora
     from gidgethub.routing import Router
     from gidgethub.sansio import Event
 
-    from bot.dispatch import Context
+    from bot.intake.dispatch import Context
 
     router = Router()
 

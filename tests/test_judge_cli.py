@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot.judge.cli import build_parser, main, render_table
+from bot.judge.console import build_parser, main, render_table
 from bot.judge.records import (
     CallStats,
     Finding,
@@ -65,7 +65,7 @@ async def run_cli(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, str,
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bot.judge.cli",
+        "bot.judge.console",
         *args,
         cwd=cwd,
         env=env,
@@ -247,7 +247,7 @@ async def run_cli_entry(cwd: Path, entry: str, *args: str) -> tuple[int, str, st
     return proc.returncode, out.decode(), err.decode()
 
 
-@pytest.mark.parametrize("entry", ["bot.judge.cli", "bot.cli"])
+@pytest.mark.parametrize("entry", ["bot.judge.console", "bot.cli"])
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -267,7 +267,7 @@ async def test_judge_usage_errors_exit_undetermined(
     assert words in err
 
 
-@pytest.mark.parametrize("entry", ["bot.judge.cli", "bot.cli"])
+@pytest.mark.parametrize("entry", ["bot.judge.console", "bot.cli"])
 async def test_judge_help_exits_zero_and_other_commands_keep_argparse_codes(
     tmp_path: Path, entry: str
 ) -> None:

@@ -157,7 +157,7 @@ def test_hook_script_quotes_the_interpreter() -> None:
     script = hook_script("/opt/it's python/bin/python3")
     assert script.startswith("#!/bin/sh\n")
     assert HOOK_MARKER in script
-    assert "'/opt/it'\\''s python/bin/python3' -m bot.judge.cli pre-push \"$@\"" in script
+    assert "'/opt/it'\\''s python/bin/python3' -m bot.judge.console pre-push \"$@\"" in script
     # not exec'd: the script must see the status to decide whether to block
     assert "exec " not in script
     assert script.rstrip().endswith("exit 0")
@@ -185,7 +185,7 @@ async def test_hook_script_blocks_only_on_the_block_status(
     )
     out, err = await proc.communicate()
     assert proc.returncode == (1 if blocks else 0)
-    assert out.decode() == "args: -m bot.judge.cli pre-push origin url\n"
+    assert out.decode() == "args: -m bot.judge.console pre-push origin url\n"
     if status not in (0, BLOCK_EXIT):
         assert f"exit status {status}" in err.decode()
 
@@ -279,7 +279,7 @@ async def install_hook(repo: Repo, *extra: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bot.judge.cli",
+        "bot.judge.console",
         "install-hook",
         *extra,
         cwd=repo.work,

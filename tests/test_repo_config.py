@@ -17,7 +17,7 @@ import yaml
 
 from bot.globs import GlobError, compile_glob, first_match, glob_match
 from bot.judge.records import RubricName
-from bot.repo_config import (
+from bot.judging.repo_config import (
     DEFAULT_INCLUDE,
     ChangedFile,
     ConfigIssue,
@@ -896,9 +896,9 @@ def test_schema_has_dialect_title_and_descriptions_everywhere() -> None:
 
 
 def test_docs_schema_file_is_current() -> None:
-    """docs/judge-config.schema.json is regenerated with `python -m bot.repo_config`."""
+    """docs/judge-config.schema.json is regenerated with `python -m bot.judging.repo_config`."""
     out = subprocess.run(
-        [sys.executable, "-m", "bot.repo_config"],
+        [sys.executable, "-m", "bot.judging.repo_config"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -906,7 +906,7 @@ def test_docs_schema_file_is_current() -> None:
     ).stdout
     assert out == render_schema()
     assert SCHEMA_FILE.read_text(encoding="utf-8") == out, (
-        "run: python -m bot.repo_config > docs/judge-config.schema.json"
+        "run: python -m bot.judging.repo_config > docs/judge-config.schema.json"
     )
 
 

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from bot.features.rules import (
+from bot.github.gateway import ChangedPath, CommitInfo
+from bot.judge.records import Verdict
+from bot.judging.repo_config import parse_repo_config
+from bot.judging.rules import (
     ClaimAction,
     IssueAction,
     bypass_of,
@@ -18,10 +21,7 @@ from bot.features.rules import (
     push_needs_no_run,
     unsent,
 )
-from bot.features.targets import Target
-from bot.github.gateway import ChangedPath, CommitInfo
-from bot.judge.records import Verdict
-from bot.repo_config import parse_repo_config
+from bot.judging.target import Target
 
 SHA = "a" * 40
 
@@ -154,7 +154,7 @@ def test_annotations_are_never_sent_twice() -> None:
     two = {**one, "start_line": 2, "end_line": 2}
     first = unsent([one, two, one], [])
     assert first == [one, two]
-    from bot.features.rules import annotation_key
+    from bot.judging.rules import annotation_key
 
     assert unsent([one, two], [annotation_key(one)]) == [two]
 
@@ -195,7 +195,7 @@ def test_issue_action(
     ],
 )
 def test_outdated_override(kind: str, action: str | None, pinned: str, expected: bool) -> None:
-    from bot.commands import Command
+    from bot.commands.grammar import Command
 
     command = Command(kind, action=action)  # type: ignore[arg-type]
     assert outdated_override(command, pinned_sha=pinned, current_head="head") is expected

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from bot.features.targets import (
+from bot.github.gateway import ChangedPath, CommitInfo, added_lines_from_patch
+from bot.judging.target import (
     NULL_SHA,
     Target,
     changed_in_push,
@@ -14,7 +15,6 @@ from bot.features.targets import (
     target_from_pull_request,
     target_from_push,
 )
-from bot.github.gateway import ChangedPath, CommitInfo, added_lines_from_patch
 from tests.webhook_helpers import example
 
 

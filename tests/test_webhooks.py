@@ -13,10 +13,10 @@ import pytest
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.dispatch import Context
+from bot.intake.dispatch import Context
+from bot.intake.webhooks import MAX_BODY_BYTES, Accepted, Rejection, check_request
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus
-from bot.webhooks import MAX_BODY_BYTES, Accepted, Rejection, check_request
 from tests.app_helpers import make_settings, running_app
 from tests.webhook_helpers import SECRET, all_examples, example, sign, webhook_headers
 

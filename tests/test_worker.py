@@ -11,10 +11,10 @@ import pytest
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.dispatch import Context, Dispatcher, HandlerFailures
+from bot.intake.dispatch import Context, Dispatcher, HandlerFailures
+from bot.intake.worker import RetryPolicy, Worker, next_attempt_at
 from bot.metrics import Metrics
 from bot.storage.base import DeliveryStatus, NewDelivery, Storage
-from bot.worker import RetryPolicy, Worker, next_attempt_at
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

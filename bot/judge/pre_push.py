@@ -320,7 +320,7 @@ def hook_script(python: str) -> str:
         f"  echo '[judge] interpreter {shown} not found; skipping judge' >&2\n"
         "  exit 0\n"
         "fi\n"
-        f'{quoted} -m bot.judge.cli pre-push "$@"\n'
+        f'{quoted} -m bot.judge.console pre-push "$@"\n'
         "status=$?\n"
         f'if [ "$status" -eq {BLOCK_EXIT} ]; then\n'
         "  exit 1\n"

@@ -16,7 +16,7 @@ directory); the pre-push hook defaults to a database inside the git directory so
 working tree stays clean.
 
 `register(subparsers)` adds the commands to the main parser in bot/cli.py; `main(argv)`
-runs them on their own (tests, and the installed hook via `python -m bot.judge.cli`).
+runs them on their own (tests, and the installed hook via `python -m bot.judge.console`).
 """
 
 from __future__ import annotations

@@ -12,12 +12,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.checks import Annotation, LeftOut
-from bot.commands import Command
-from bot.features.targets import SKIP_MARKERS, Target, people_of
+from bot.commands.grammar import Command
 from bot.github.gateway import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile, Verdict
-from bot.repo_config import ChangedFile, RepoConfig, author_matches, select_files
+from bot.judging.check_run import Annotation, LeftOut
+from bot.judging.repo_config import ChangedFile, RepoConfig, author_matches, select_files
+from bot.judging.target import SKIP_MARKERS, Target, people_of
 
 # -- who judges a sha -------------------------------------------------------------------------
 

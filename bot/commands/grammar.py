@@ -37,9 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.checks import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
+from bot.gfm import code, finish, one_line
 from bot.judge.records import Verdict
-from bot.rendering import code, finish, one_line
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
 
 CommandKind = Literal["override", "rerun", "help", "invalid"]
 OverrideAction = Literal["accept", "reject", "cancel"]

@@ -21,8 +21,7 @@ from typing import Any
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.checks import Mode, render_check_run, render_override
-from bot.commands import (
+from bot.commands.grammar import (
     Actor,
     AuthorizationFacts,
     Command,
@@ -34,20 +33,22 @@ from bot.commands import (
     render_override_reply,
     render_refusal,
 )
-from bot.disagreement import CloseReason, render_close_comment
-from bot.dispatch import Context
-from bot.features import disagreements, rules
-from bot.features.judging import (
+from bot.disagreement import sync as disagreements
+from bot.disagreement.issue import CloseReason, render_close_comment
+from bot.github.gateway import RepoGateway
+from bot.intake.dispatch import Context
+from bot.judge.engine import append_record
+from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
+from bot.judging import rules
+from bot.judging.check_run import Mode, render_check_run, render_override
+from bot.judging.handlers import (
     STATE_NAMESPACE,
     Services,
     judge_target,
     show,
     state_key,
 )
-from bot.features.targets import Target, target_from_pull_request
-from bot.github.gateway import RepoGateway
-from bot.judge.engine import append_record
-from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
+from bot.judging.target import Target, target_from_pull_request
 
 log = logging.getLogger(__name__)
 router = Router()

@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.judge.records import Finding, Tier, Verdict, VerdictRecord
-from bot.rendering import (
+from bot.gfm import (
     bullet_untrusted,
     cell,
     code,
@@ -51,6 +50,7 @@ from bot.rendering import (
     short_sha,
     table,
 )
+from bot.judge.records import Finding, Tier, Verdict, VerdictRecord
 
 CHECK_NAME = "judge"
 TITLE_LIMIT = 255

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.judge.records import RubricName, Verdict, VerdictRecord
-from bot.rendering import (
+from bot.gfm import (
     bullet_untrusted,
     cell,
     code,
@@ -34,6 +33,7 @@ from bot.rendering import (
     short_sha,
     table,
 )
+from bot.judge.records import RubricName, Verdict, VerdictRecord
 
 LABEL = "judge-disagreement"
 LABEL_COLOR = "d93f0b"

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.github.gateway import RepoGateway
-from bot.repo_config import RepoConfig, RepoConfigError, parse_repo_config
+from bot.judging.repo_config import RepoConfig, RepoConfigError, parse_repo_config
 from bot.storage.base import Storage
 
 CONFIG_PATH = ".github/judge.yml"

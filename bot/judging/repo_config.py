@@ -10,7 +10,7 @@ reports a location such as `("paths", "include", 2)`, which is walked down the
 nodes to the one that holds the bad value.
 
 Glob syntax is gitignore's (see `bot.globs`). The shape of the file, the
-defaults and an example are in docs/repo-config.md; `python -m bot.repo_config`
+defaults and an example are in docs/repo-config.md; `python -m bot.judging.repo_config`
 prints the JSON Schema and docs/judge-config.schema.json must equal it (a test
 checks).
 

@@ -15,8 +15,8 @@
     A delivery on its last attempt that fails still completes its run (neutral), so no
     run is left in progress forever.
 
-The decisions are pure functions in `rules`, `targets`, `bot.repo_config` and
-`bot.checks`; this module carries them out.
+The decisions are pure functions in `rules`, `targets`, `bot.judging.repo_config` and
+`bot.judging.check_run`; this module carries them out.
 """
 
 from __future__ import annotations
@@ -32,7 +32,16 @@ from gidgethub.routing import Router
 from gidgethub.sansio import Event
 from pydantic import ValidationError
 
-from bot.checks import (
+from bot.disagreement import sync as disagreements
+from bot.gfm import combined_verdict
+from bot.github.client import GitHubApp
+from bot.github.gateway import ChangedPath, CommitInfo, RemoteFile, RepoGateway
+from bot.intake.dispatch import Context
+from bot.judge.config import JudgeConfig
+from bot.judge.engine import JudgeEngine, JudgeRequest
+from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
+from bot.judging import rules
+from bot.judging.check_run import (
     CheckDetails,
     CheckRunOutput,
     LeftOut,
@@ -43,29 +52,21 @@ from bot.checks import (
     render_in_progress,
     render_skipped,
 )
-from bot.dispatch import Context
-from bot.features import disagreements, rules
-from bot.features.repo_settings import CONFIG_PATH, forget_repo_config, load_repo_config
-from bot.features.targets import (
-    Target,
-    linked_issues,
-    people_of,
-    target_from_pull_request,
-    target_from_push,
-)
-from bot.github.client import GitHubApp
-from bot.github.gateway import ChangedPath, CommitInfo, RemoteFile, RepoGateway
-from bot.judge.config import JudgeConfig
-from bot.judge.engine import JudgeEngine, JudgeRequest
-from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
-from bot.rendering import combined_verdict
-from bot.repo_config import (
+from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
+from bot.judging.repo_config import (
     RepoConfig,
     RepoConfigError,
     author_matches,
     effective_mode,
     rubric_for,
     select_files,
+)
+from bot.judging.target import (
+    Target,
+    linked_issues,
+    people_of,
+    target_from_pull_request,
+    target_from_push,
 )
 from bot.storage.base import DeliveryStatus, Storage
 

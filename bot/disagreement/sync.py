@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.disagreement import (
+from bot.disagreement.issue import (
     LABEL,
     LABEL_COLOR,
     LABEL_DESCRIPTION,
@@ -22,10 +22,10 @@ from bot.disagreement import (
     render_followup_comment,
     render_issue_body,
 )
-from bot.features.rules import IssueAction, issue_action
-from bot.features.targets import Target
 from bot.github.gateway import RepoGateway
 from bot.judge.records import Verdict, VerdictRecord
+from bot.judging.rules import IssueAction, issue_action
+from bot.judging.target import Target
 from bot.storage.base import Storage
 
 BY_TASK = "disagreement-by-task"

@@ -10,7 +10,7 @@ from typing import Any
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.dispatch import Context
+from bot.intake.dispatch import Context
 from bot.storage.base import Installation
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.disagreement import task_ref
+from bot.disagreement.issue import task_ref
 from bot.github.gateway import ChangedPath, CommitInfo, commit_from_push
 
 NULL_SHA = "0" * 40
