@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from bot.judge.records import Tier, Verdict, VerdictRecord
 
 REDACTED = "[redacted]"
+# GitHub refuses an issue or comment body longer than this (characters).
+COMMENT_LIMIT = 65_536
 
 # Shapes of credentials this app handles or a model could echo: GitHub tokens (classic
 # and fine-grained), OpenAI/Anthropic style `sk-` keys, AWS access key ids, Slack and

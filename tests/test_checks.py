@@ -11,6 +11,7 @@ import pytest
 
 from bot.commands.grammar import parse_command
 from bot.gfm import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
+from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict
 from bot.judging.check_run import (
     ACTION_OVERRIDE_ACCEPT,
@@ -22,7 +23,6 @@ from bot.judging.check_run import (
     CheckDetails,
     CheckRunOutput,
     LeftOut,
-    Mode,
     RequestedAction,
     SkipReason,
     annotation_batches,

@@ -19,8 +19,9 @@ from bot.commands.grammar import (
     render_override_reply,
     render_refusal,
 )
+from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, conclusion_for
 from tests.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
 
 # --- parsing --------------------------------------------------------------------------

@@ -10,8 +10,6 @@ import pytest
 
 from bot.commands.grammar import parse_command
 from bot.disagreement.issue import (
-    BODY_LIMIT,
-    COMMENT_LIMIT,
     LABEL,
     LABEL_COLOR,
     LABEL_DESCRIPTION,
@@ -24,6 +22,7 @@ from bot.disagreement.issue import (
     render_issue_body,
     task_ref,
 )
+from bot.gfm import COMMENT_LIMIT
 from bot.judge.records import RubricName, Tier, Verdict, VerdictRecord
 from tests.verdict_builders import (
     FAKE_SECRETS,
@@ -166,7 +165,7 @@ def test_issue_body_stays_within_the_limit_and_keeps_the_instructions() -> None:
         for i in range(200)
     ]
     for text, limit in (
-        (render_issue_body(records, PR_LINKS), BODY_LIMIT),
+        (render_issue_body(records, PR_LINKS), COMMENT_LIMIT),
         (render_followup_comment(records, PR_LINKS), COMMENT_LIMIT),
     ):
         assert len(text) <= limit

@@ -37,14 +37,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.gfm import code, finish, one_line
+from bot.gfm import COMMENT_LIMIT, code, finish, one_line
+from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, Mode, conclusion_for
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, conclusion_for
 
 CommandKind = Literal["override", "rerun", "help", "invalid"]
 OverrideAction = Literal["accept", "reject", "cancel"]
 
-COMMENT_LIMIT = 65_536
 RAW_LIMIT = 100
 
 _OVERRIDE_ACTIONS: dict[str, OverrideAction] = {

@@ -37,10 +37,11 @@ from bot.disagreement import sync as disagreements
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
+from bot.judge.config import Mode
 from bot.judge.engine import append_record
 from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
 from bot.judging import rules
-from bot.judging.check_run import Mode, render_check_run, render_override
+from bot.judging.check_run import CHECK_NAME, render_check_run, render_override
 from bot.judging.handlers import (
     STATE_NAMESPACE,
     Services,
@@ -127,7 +128,7 @@ async def on_suite_rerequested(event: Event, context: Context) -> None:
 
 async def on_check_run_request(event: Event, context: Context, command: Command) -> None:
     run = event.data["check_run"]
-    if run.get("name") != "judge":
+    if run.get("name") != CHECK_NAME:
         return
     await act_on_sha(
         event, context, command, head_sha=str(run["head_sha"]), pulls=run.get("pull_requests") or []

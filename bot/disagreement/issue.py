@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.gfm import (
+    COMMENT_LIMIT,
     bullet_untrusted,
     cell,
     code,
@@ -41,8 +42,7 @@ LABEL_DESCRIPTION = "The judges disagree; a maintainer who is not the author dec
 
 TITLE_PREFIX = "[JUDGE-DISAGREEMENT] Review needed: "
 TITLE_LIMIT = 256
-BODY_LIMIT = 65_536
-COMMENT_LIMIT = 65_536
+
 REASONING_LIMIT = 4_000
 MARKER_PREFIX = "<!-- judge-bot:disagreement task="
 
@@ -204,11 +204,11 @@ def render_issue_body(records: Sequence[VerdictRecord], links: IssueLinks) -> st
     )
     body = fit_blocks(
         [head, _decisions_block(records), *_comparison_tables(records), *_judge_blocks(records)],
-        BODY_LIMIT,
+        COMMENT_LIMIT,
         tail=[_how_to_decide(links)],
         what="section",
     )
-    return finish(body, BODY_LIMIT)
+    return finish(body, COMMENT_LIMIT)
 
 
 def render_followup_comment(records: Sequence[VerdictRecord], links: IssueLinks) -> str:

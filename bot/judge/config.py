@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -36,7 +37,14 @@ from bot.judge.providers import DEFAULT_BASE_URLS
 from bot.judge.records import Tier
 
 ProviderName = Literal["openai", "anthropic"]
-JudgeMode = Literal["advisory", "blocking"]
+
+
+class Mode(StrEnum):
+    """How a verdict binds: advisory never fails a check or a push; blocking may."""
+
+    ADVISORY = "advisory"
+    BLOCKING = "blocking"
+
 
 TIER_ORDER: tuple[Tier, ...] = (Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER)
 DEFAULT_WATCHED_PATHS = (
@@ -166,7 +174,7 @@ class JudgeConfig(BaseSettings):
 
     authorship_patterns: dict[str, str] | None = None
 
-    mode: JudgeMode = "advisory"
+    mode: Mode = Mode.ADVISORY
     paths: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_WATCHED_PATHS)
     )

@@ -36,7 +36,6 @@ from pathlib import Path
 from bot.judge.engine import JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 
-ZERO_SHA = "0" * 40
 BLOCK_EXIT = 10
 """Status of `judge-bot pre-push` that means "block this push"; see the module doc."""
 HOOK_MARKER = "judge-bot pre-push hook"

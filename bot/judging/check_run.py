@@ -50,6 +50,7 @@ from bot.gfm import (
     short_sha,
     table,
 )
+from bot.judge.config import Mode
 from bot.judge.records import Finding, Tier, Verdict, VerdictRecord
 
 CHECK_NAME = "judge"
@@ -73,11 +74,6 @@ ACTION_REJUDGE_DEEP = "rejudge-deep"
 ACTION_OVERRIDE_ACCEPT = "override-accept"
 
 Annotation = dict[str, str | int]
-
-
-class Mode(StrEnum):
-    ADVISORY = "advisory"
-    BLOCKING = "blocking"
 
 
 def conclusion_for(verdict: Verdict, mode: Mode) -> str:

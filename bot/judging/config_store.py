@@ -12,10 +12,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.github.gateway import RepoGateway
-from bot.judging.repo_config import RepoConfig, RepoConfigError, parse_repo_config
+from bot.judging.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
 from bot.storage.base import Storage
 
-CONFIG_PATH = ".github/judge.yml"
 CONFIG_NAMESPACE = "repo-config"
 CONFIG_TTL = timedelta(minutes=10)
 

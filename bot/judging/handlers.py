@@ -37,15 +37,15 @@ from bot.gfm import combined_verdict
 from bot.github.client import GitHubApp
 from bot.github.gateway import ChangedPath, CommitInfo, RemoteFile, RepoGateway
 from bot.intake.dispatch import Context
-from bot.judge.config import JudgeConfig
+from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.judging import rules
 from bot.judging.check_run import (
+    CHECK_NAME,
     CheckDetails,
     CheckRunOutput,
     LeftOut,
-    Mode,
     SkipReason,
     render_check_run,
     render_config_error,
@@ -74,7 +74,6 @@ log = logging.getLogger(__name__)
 router = Router()
 
 STATE_NAMESPACE = "judged-sha"
-CHECK_NAME = "judge"
 
 
 def state_key(repository: str, head_sha: str) -> str:
@@ -383,7 +382,7 @@ async def _judge_claimed(
         changes = group.create_task(changes_of(target, gateway))
     changed, commits = changes.result()
     target = replace(target, changed=tuple(changed), commits=tuple(commits))
-    mode = Mode(effective_mode(config, services.judge_config.mode))
+    mode = effective_mode(config, services.judge_config.mode)
 
     bypass = rules.bypass_of(target, config.skip_label, commits[-1].message if commits else "")
     if bypass is not None:

@@ -34,20 +34,14 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic import ValidationError as PydanticValidationError
 
 from bot.globs import GlobError, check_glob, first_match, match_any
+from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
 
 CONFIG_PATH = ".github/judge.yml"
 SCHEMA_ID = "https://judge-bot.invalid/schemas/judge-config.json"
 
-Mode = Literal["advisory", "blocking"]
-DEFAULT_MODE: Mode = "advisory"
 
-DEFAULT_INCLUDE: tuple[str, ...] = (
-    "research/**/*.md",
-    "knowledge/**/*.md",
-    "docs/**/*.md",
-    "plans/**/*.md",
-)
+DEFAULT_INCLUDE: tuple[str, ...] = DEFAULT_WATCHED_PATHS
 DEFAULT_SKIP_LABEL = "judge-skip"
 DEFAULT_MAX_FILES = 50
 DEFAULT_MAX_CHARS_PER_FILE = 100_000
@@ -209,7 +203,7 @@ class RepoConfig(_Section):
 # Decisions
 
 
-def effective_mode(config: RepoConfig, default: Mode = DEFAULT_MODE) -> Mode:
+def effective_mode(config: RepoConfig, default: Mode = Mode.ADVISORY) -> Mode:
     """The repository's mode, else the installation default (from JUDGE_MODE)."""
     return config.mode if config.mode is not None else default
 

@@ -1,0 +1,177 @@
+"""The PostgreSQL webhook delivery queue: recording, leasing, finishing and pruning.
+
+Claims lock the due rows with FOR UPDATE SKIP LOCKED, so replicas claiming at
+the same moment split the work instead of queueing behind each other or taking
+the same delivery twice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Final
+
+import asyncpg
+
+from bot.storage._codec import require_utc
+from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
+from bot.storage.postgres_connection import PostgresConnectionBase, changed_rows
+
+_DELIVERY_COLUMNS: Final = (
+    "delivery_id, event, action, installation_id, repository, body, status, attempts, "
+    "received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at"
+)
+
+
+def _delivery(row: asyncpg.Record) -> Delivery:
+    return Delivery(
+        delivery_id=row["delivery_id"],
+        event=row["event"],
+        action=row["action"],
+        installation_id=row["installation_id"],
+        repository=row["repository"],
+        body=bytes(row["body"]),
+        status=DeliveryStatus(row["status"]),
+        attempts=row["attempts"],
+        received_at=row["received_at"],
+        next_attempt_at=row["next_attempt_at"],
+        lease_owner=row["lease_owner"],
+        lease_expires_at=row["lease_expires_at"],
+        last_error=row["last_error"],
+        finished_at=row["finished_at"],
+    )
+
+
+class PostgresDeliveryQueue(PostgresConnectionBase):
+    """The `Storage` delivery methods on the `deliveries` table."""
+
+    async def record_delivery(self, delivery: NewDelivery) -> bool:
+        received = require_utc(delivery.received_at)
+        status = await self._db.execute(
+            "INSERT INTO deliveries (delivery_id, event, action, installation_id, repository,"
+            " body, status, attempts, received_at, next_attempt_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8)"
+            " ON CONFLICT (delivery_id) DO NOTHING",
+            delivery.delivery_id,
+            delivery.event,
+            delivery.action,
+            delivery.installation_id,
+            delivery.repository,
+            delivery.body,
+            DeliveryStatus.PENDING.value,
+            received,
+        )
+        return changed_rows(status) == 1
+
+    async def claim_deliveries(
+        self, worker_id: str, limit: int, lease_seconds: float, now: datetime
+    ) -> list[Delivery]:
+        if limit <= 0:
+            return []
+        now = require_utc(now)
+        rows = await self._db.fetch(
+            "UPDATE deliveries SET status = $1, attempts = attempts + 1,"
+            " lease_owner = $2, lease_expires_at = $3"
+            " WHERE delivery_id IN ("
+            "  SELECT delivery_id FROM deliveries"
+            "  WHERE (status = $4 AND next_attempt_at <= $5)"
+            "     OR (status = $1 AND lease_expires_at <= $5)"
+            "  ORDER BY received_at, seq LIMIT $6"
+            "  FOR UPDATE SKIP LOCKED"
+            f") RETURNING seq, {_DELIVERY_COLUMNS}",
+            DeliveryStatus.PROCESSING.value,
+            worker_id,
+            now + timedelta(seconds=lease_seconds),
+            DeliveryStatus.PENDING.value,
+            now,
+            limit,
+        )
+        # RETURNING gives no order guarantee; sort on the claim order keys.
+        ordered = sorted(rows, key=lambda row: (row["received_at"], row["seq"]))
+        return [_delivery(row) for row in ordered]
+
+    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
+        status = await self._db.execute(
+            "UPDATE deliveries SET status = $1, finished_at = $2, lease_expires_at = NULL"
+            " WHERE delivery_id = $3 AND status = $4 AND lease_owner = $5",
+            DeliveryStatus.DONE.value,
+            require_utc(now),
+            delivery_id,
+            DeliveryStatus.PROCESSING.value,
+            worker_id,
+        )
+        return changed_rows(status) == 1
+
+    async def release_delivery(
+        self,
+        delivery_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        now = require_utc(now)
+        if retry_at is None:
+            status = await self._db.execute(
+                "UPDATE deliveries SET status = $1, last_error = $2, finished_at = $3,"
+                " lease_expires_at = NULL"
+                " WHERE delivery_id = $4 AND status = $5 AND lease_owner = $6",
+                DeliveryStatus.FAILED.value,
+                error,
+                now,
+                delivery_id,
+                DeliveryStatus.PROCESSING.value,
+                worker_id,
+            )
+        else:
+            status = await self._db.execute(
+                "UPDATE deliveries SET status = $1, last_error = $2, next_attempt_at = $3,"
+                " lease_owner = NULL, lease_expires_at = NULL"
+                " WHERE delivery_id = $4 AND status = $5 AND lease_owner = $6",
+                DeliveryStatus.PENDING.value,
+                error,
+                require_utc(retry_at),
+                delivery_id,
+                DeliveryStatus.PROCESSING.value,
+                worker_id,
+            )
+        return changed_rows(status) == 1
+
+    async def get_delivery(self, delivery_id: str) -> Delivery | None:
+        row = await self._db.fetchrow(
+            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = $1", delivery_id
+        )
+        return None if row is None else _delivery(row)
+
+    async def count_deliveries(self) -> dict[DeliveryStatus, int]:
+        rows = await self._db.fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status")
+        counts = dict.fromkeys(DeliveryStatus, 0)
+        for row in rows:
+            counts[DeliveryStatus(row["status"])] = row["n"]
+        return counts
+
+    async def list_deliveries(
+        self, status: DeliveryStatus | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        if status is None:
+            rows = await self._db.fetch(
+                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries"
+                " ORDER BY received_at DESC, seq DESC LIMIT $1",
+                limit,
+            )
+        else:
+            rows = await self._db.fetch(
+                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE status = $1"
+                " ORDER BY received_at DESC, seq DESC LIMIT $2",
+                DeliveryStatus(status).value,
+                limit,
+            )
+        return [_delivery(row) for row in rows]
+
+    async def prune_deliveries(self, finished_before: datetime) -> int:
+        status = await self._db.execute(
+            "DELETE FROM deliveries WHERE status = ANY($1::text[]) AND finished_at < $2",
+            [DeliveryStatus.DONE.value, DeliveryStatus.FAILED.value],
+            require_utc(finished_before),
+        )
+        # asyncpg returns the command tag, e.g. "DELETE 3".
+        return int(status.split()[-1])

@@ -1,0 +1,117 @@
+"""PostgreSQL schema: the migrations and the routine that applies them on open.
+
+JSON documents are jsonb, bodies bytea, datetimes timestamptz. The SQLite schema
+in `sqlite_schema` has the same tables, columns and indexes.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import asyncpg
+
+# First key of the two-key advisory lock; the second is a hash of the schema name.
+_MIGRATION_LOCK_CLASS: Final = 0x6A62  # "jb"
+
+# Append only: a released version never changes, later features add new entries.
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            """
+            CREATE TABLE deliveries (
+                seq bigint GENERATED ALWAYS AS IDENTITY,
+                delivery_id text PRIMARY KEY,
+                event text NOT NULL,
+                action text,
+                installation_id bigint,
+                repository text,
+                body bytea NOT NULL,
+                status text NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                received_at timestamptz NOT NULL,
+                next_attempt_at timestamptz NOT NULL,
+                lease_owner text,
+                lease_expires_at timestamptz,
+                last_error text,
+                finished_at timestamptz
+            )
+            """,
+            "CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at)",
+            "CREATE INDEX deliveries_lease ON deliveries (status, lease_expires_at)",
+            "CREATE INDEX deliveries_received ON deliveries (received_at, seq)",
+            """
+            CREATE TABLE installations (
+                installation_id bigint PRIMARY KEY,
+                account text NOT NULL,
+                account_type text NOT NULL,
+                repository_selection text NOT NULL,
+                suspended boolean NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE installation_repositories (
+                installation_id bigint NOT NULL,
+                full_name text NOT NULL,
+                PRIMARY KEY (installation_id, full_name)
+            )
+            """,
+            """
+            CREATE TABLE verdicts (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                task_id text NOT NULL,
+                repository text,
+                head_sha text,
+                verdict text NOT NULL,
+                created_at timestamptz NOT NULL,
+                record jsonb NOT NULL
+            )
+            """,
+            "CREATE INDEX verdicts_task ON verdicts (task_id, seq)",
+            "CREATE INDEX verdicts_repository ON verdicts (repository, seq)",
+            "CREATE INDEX verdicts_head_sha ON verdicts (head_sha, seq)",
+            "CREATE INDEX verdicts_created ON verdicts (created_at)",
+            """
+            CREATE TABLE kv (
+                namespace text NOT NULL,
+                key text NOT NULL,
+                value jsonb NOT NULL,
+                PRIMARY KEY (namespace, key)
+            )
+            """,
+            """
+            CREATE TABLE usage (
+                scope text NOT NULL,
+                at timestamptz NOT NULL,
+                amount bigint NOT NULL
+            )
+            """,
+            "CREATE INDEX usage_scope_at ON usage (scope, at)",
+        ),
+    ),
+)
+
+
+async def migrate(pool: asyncpg.Pool) -> None:
+    """Apply every migration newer than the recorded version, all in one transaction.
+
+    A transaction-scoped advisory lock (per schema) is taken before the version is
+    read, so replicas starting together apply each migration exactly once.
+    """
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))",
+            _MIGRATION_LOCK_CLASS,
+        )
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", version)

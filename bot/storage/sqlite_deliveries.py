@@ -1,0 +1,219 @@
+"""The SQLite webhook delivery queue: recording, leasing, finishing and pruning.
+
+Recording is group-committed, because it sits on the webhook acknowledgement path
+and one commit per delivery would cap how many webhooks a second are accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from bot.storage._codec import from_micros, optional_from_micros, require_utc, to_micros
+from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
+from bot.storage.sqlite_connection import SqliteConnectionBase
+
+_DELIVERY_COLUMNS: Final = (
+    "delivery_id, event, action, installation_id, repository, body, status, attempts, "
+    "received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at"
+)
+
+
+def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
+    return Delivery(
+        delivery_id=row[0],
+        event=row[1],
+        action=row[2],
+        installation_id=row[3],
+        repository=row[4],
+        body=bytes(row[5]),
+        status=DeliveryStatus(row[6]),
+        attempts=row[7],
+        received_at=from_micros(row[8]),
+        next_attempt_at=from_micros(row[9]),
+        lease_owner=row[10],
+        lease_expires_at=optional_from_micros(row[11]),
+        last_error=row[12],
+        finished_at=optional_from_micros(row[13]),
+    )
+
+
+class SqliteDeliveryQueue(SqliteConnectionBase):
+    """The `Storage` delivery methods on the `deliveries` table."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._arrivals: list[tuple[NewDelivery, asyncio.Future[bool]]] = []
+        self._flush: asyncio.Task[None] | None = None
+
+    async def record_delivery(self, delivery: NewDelivery) -> bool:
+        """Group commit: deliveries that arrive in the same turn of the event loop are
+        inserted in one transaction. Each caller still returns only after the commit that
+        holds its row, so the acknowledgement stays durable; the commit is shared."""
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._arrivals.append((delivery, waiter))
+        if self._flush is None:
+            # Runs on the next loop turn, after every request of this turn has joined.
+            self._flush = asyncio.create_task(self._flush_arrivals())
+        return await waiter
+
+    async def _flush_arrivals(self) -> None:
+        batch, self._arrivals, self._flush = self._arrivals, [], None
+        try:
+            inserted = await self._insert_deliveries([delivery for delivery, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - handed to every caller waiting on it
+            for _, waiter in batch:
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            return
+        for (_, waiter), new in zip(batch, inserted, strict=True):
+            if not waiter.done():
+                waiter.set_result(new)
+
+    async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
+        results: list[bool] = []
+        async with self._write_transaction() as db:
+            for delivery in deliveries:
+                received = to_micros(delivery.received_at)
+                cursor = await db.execute(
+                    "INSERT INTO deliveries (delivery_id, event, action, installation_id,"
+                    " repository, body, status, attempts, received_at, next_attempt_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                    (
+                        delivery.delivery_id,
+                        delivery.event,
+                        delivery.action,
+                        delivery.installation_id,
+                        delivery.repository,
+                        delivery.body,
+                        DeliveryStatus.PENDING.value,
+                        received,
+                        received,
+                    ),
+                )
+                results.append(cursor.rowcount == 1)
+                await cursor.close()
+        return results
+
+    async def claim_deliveries(
+        self, worker_id: str, limit: int, lease_seconds: float, now: datetime
+    ) -> list[Delivery]:
+        if limit <= 0:
+            return []
+        now_us = to_micros(now)
+        expires_us = to_micros(require_utc(now) + timedelta(seconds=lease_seconds))
+        async with self._write_transaction() as db:
+            rows = await db.execute_fetchall(
+                "UPDATE deliveries SET status = ?, attempts = attempts + 1,"
+                " lease_owner = ?, lease_expires_at = ?"
+                # Two index lookups instead of one OR: with an OR, SQLite walks the
+                # received_at index past every finished delivery, so each claim would
+                # cost time proportional to the whole history.
+                " WHERE seq IN ("
+                "  SELECT seq FROM ("
+                "   SELECT seq, received_at FROM deliveries"
+                "   WHERE status = ? AND next_attempt_at <= ?"
+                "   UNION ALL"
+                "   SELECT seq, received_at FROM deliveries"
+                "   WHERE status = ? AND lease_expires_at <= ?"
+                "  ) ORDER BY received_at, seq LIMIT ?"
+                f") RETURNING received_at, seq, {_DELIVERY_COLUMNS}",
+                (
+                    DeliveryStatus.PROCESSING.value,
+                    worker_id,
+                    expires_us,
+                    DeliveryStatus.PENDING.value,
+                    now_us,
+                    DeliveryStatus.PROCESSING.value,
+                    now_us,
+                    limit,
+                ),
+            )
+        # RETURNING gives no order guarantee; sort on the claim order keys.
+        ordered = sorted(rows, key=lambda row: (row[0], row[1]))
+        return [_delivery(row[2:]) for row in ordered]
+
+    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
+        changed = await self._execute(
+            "UPDATE deliveries SET status = ?, finished_at = ?, lease_expires_at = NULL"
+            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
+            (
+                DeliveryStatus.DONE.value,
+                to_micros(now),
+                delivery_id,
+                DeliveryStatus.PROCESSING.value,
+                worker_id,
+            ),
+        )
+        return changed == 1
+
+    async def release_delivery(
+        self,
+        delivery_id: str,
+        worker_id: str,
+        error: str,
+        retry_at: datetime | None,
+        now: datetime,
+    ) -> bool:
+        now_us = to_micros(now)
+        if retry_at is None:
+            sql = (
+                "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?,"
+                " lease_expires_at = NULL"
+                " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
+            )
+            params: tuple[Any, ...] = (DeliveryStatus.FAILED.value, error, now_us)
+        else:
+            sql = (
+                "UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = ?,"
+                " lease_owner = NULL, lease_expires_at = NULL"
+                " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
+            )
+            params = (DeliveryStatus.PENDING.value, error, to_micros(retry_at))
+        changed = await self._execute(
+            sql, (*params, delivery_id, DeliveryStatus.PROCESSING.value, worker_id)
+        )
+        return changed == 1
+
+    async def get_delivery(self, delivery_id: str) -> Delivery | None:
+        rows = await self._fetchall(
+            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
+        )
+        return _delivery(rows[0]) if rows else None
+
+    async def count_deliveries(self) -> dict[DeliveryStatus, int]:
+        rows = await self._fetchall("SELECT status, COUNT(*) FROM deliveries GROUP BY status")
+        counts = dict.fromkeys(DeliveryStatus, 0)
+        for status, count in rows:
+            counts[DeliveryStatus(status)] = count
+        return counts
+
+    async def list_deliveries(
+        self, status: DeliveryStatus | None = None, limit: int = 100
+    ) -> list[Delivery]:
+        if status is None:
+            rows = await self._fetchall(
+                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries"
+                " ORDER BY received_at DESC, seq DESC LIMIT ?",
+                (limit,),
+            )
+        else:
+            rows = await self._fetchall(
+                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE status = ?"
+                " ORDER BY received_at DESC, seq DESC LIMIT ?",
+                (DeliveryStatus(status).value, limit),
+            )
+        return [_delivery(row) for row in rows]
+
+    async def prune_deliveries(self, finished_before: datetime) -> int:
+        return await self._execute(
+            "DELETE FROM deliveries WHERE status IN (?, ?) AND finished_at < ?",
+            (
+                DeliveryStatus.DONE.value,
+                DeliveryStatus.FAILED.value,
+                to_micros(finished_before),
+            ),
+        )

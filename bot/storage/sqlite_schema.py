@@ -1,0 +1,121 @@
+"""SQLite schema: the migrations and the routine that applies them on open.
+
+Datetimes are integer microseconds since the epoch (exact, and they compare as
+numbers); JSON documents are text. The PostgreSQL schema in `postgres_schema`
+has the same tables, columns and indexes in that server's native types.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from bot.storage._inline_sqlite import InlineConnection
+
+# Append only: a released version never changes, later features add new entries.
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            """
+            CREATE TABLE deliveries (
+                seq INTEGER PRIMARY KEY,
+                delivery_id TEXT NOT NULL UNIQUE,
+                event TEXT NOT NULL,
+                action TEXT,
+                installation_id INTEGER,
+                repository TEXT,
+                body BLOB NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                received_at INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                lease_owner TEXT,
+                lease_expires_at INTEGER,
+                last_error TEXT,
+                finished_at INTEGER
+            )
+            """,
+            "CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at)",
+            "CREATE INDEX deliveries_lease ON deliveries (status, lease_expires_at)",
+            "CREATE INDEX deliveries_received ON deliveries (received_at, seq)",
+            """
+            CREATE TABLE installations (
+                installation_id INTEGER PRIMARY KEY,
+                account TEXT NOT NULL,
+                account_type TEXT NOT NULL,
+                repository_selection TEXT NOT NULL,
+                suspended INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE installation_repositories (
+                installation_id INTEGER NOT NULL,
+                full_name TEXT NOT NULL,
+                PRIMARY KEY (installation_id, full_name)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE verdicts (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                task_id TEXT NOT NULL,
+                repository TEXT,
+                head_sha TEXT,
+                verdict TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                record TEXT NOT NULL
+            )
+            """,
+            "CREATE INDEX verdicts_task ON verdicts (task_id, seq)",
+            "CREATE INDEX verdicts_repository ON verdicts (repository, seq)",
+            "CREATE INDEX verdicts_head_sha ON verdicts (head_sha, seq)",
+            "CREATE INDEX verdicts_created ON verdicts (created_at)",
+            """
+            CREATE TABLE kv (
+                namespace TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                PRIMARY KEY (namespace, key)
+            ) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE usage (
+                scope TEXT NOT NULL,
+                at INTEGER NOT NULL,
+                amount INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX usage_scope_at ON usage (scope, at)",
+        ),
+    ),
+)
+
+
+async def migrate(conn: InlineConnection) -> None:
+    """Apply every migration newer than the recorded version, all in one transaction.
+
+    The write lock is taken before the version is read, so two processes opening
+    the same file at once apply each migration exactly once.
+    """
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        rows = list(await conn.execute_fetchall("SELECT MAX(version) FROM schema_version"))
+        current = rows[0][0] or 0
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_version (version, applied_at)"
+                " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                (version,),
+            )
+    except BaseException:
+        await conn.rollback()
+        raise
+    await conn.commit()
