@@ -15,11 +15,14 @@ import jsonschema
 import pytest
 import yaml
 
+from bot.github.types import ChangedPath, changed_from_diff_entry
 from bot.globs import GlobError, compile_glob, first_match, glob_match
 from bot.judge.records import RubricName
 from bot.judging.repo_config import (
     DEFAULT_INCLUDE,
-    ChangedFile,
+    EXCLUDED,
+    NOT_WATCHED,
+    REMOVED,
     ConfigIssue,
     LeftOut,
     RepoConfig,
@@ -32,7 +35,6 @@ from bot.judging.repo_config import (
     render_schema,
     rubric_for,
     select_files,
-    watched,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -401,46 +403,46 @@ def test_author_matches_accepts_any_iterable() -> None:
 # Selection
 
 
-def files(*paths: str, status: str = "modified") -> list[ChangedFile]:
-    return [ChangedFile(p, status) for p in paths]
+def files(*paths: str, status: str = "modified") -> list[ChangedPath]:
+    return [ChangedPath(p, status) for p in paths]
+
+
+def watched(config: RepoConfig, path: str) -> bool:
+    """Whether the selection would judge `path` (a modified file, within the limits)."""
+    return [f.path for f in select_files(config, files(path)).files] == [path]
 
 
 def test_select_keeps_watched_existing_files_in_order() -> None:
     changed = [
-        ChangedFile("research/b.md"),
-        ChangedFile("src/app.py"),
-        ChangedFile("research/gone.md", "removed"),
-        ChangedFile("docs/a.md", "added"),
-        ChangedFile("docs/new.md", "renamed", previous_path="docs/old.md"),
+        ChangedPath("research/b.md", "modified"),
+        ChangedPath("src/app.py", "modified"),
+        ChangedPath("research/gone.md", "removed"),
+        ChangedPath("docs/a.md", "added"),
+        ChangedPath("docs/new.md", "renamed", previous_path="docs/old.md"),
     ]
     sel = select_files(RepoConfig(), changed)
     assert [f.path for f in sel.files] == ["research/b.md", "docs/a.md", "docs/new.md"]
     assert sel.left_out == (
-        LeftOut("src/app.py", "not_watched"),
+        LeftOut("src/app.py", "not in the watched paths"),
         LeftOut("research/gone.md", "removed"),
     )
-    assert sel.summary() == "Judged 3 files. Left out: 1 removed; 1 not in the watched paths."
+    assert (NOT_WATCHED, REMOVED) == ("not in the watched paths", "removed")
 
 
 def test_select_reports_excluded_files() -> None:
     config = parse_repo_config("paths:\n  exclude: ['docs/drafts/']\n")
     sel = select_files(config, files("docs/a.md", "docs/drafts/x.md"))
     assert [f.path for f in sel.files] == ["docs/a.md"]
-    assert sel.left_out == (LeftOut("docs/drafts/x.md", "excluded"),)
-    assert sel.summary() == (
-        "Judged 1 file. Left out: 1 excluded by paths.exclude: docs/drafts/x.md."
-    )
+    assert sel.left_out == (LeftOut("docs/drafts/x.md", "excluded by paths.exclude"),)
+    assert EXCLUDED == "excluded by paths.exclude"
 
 
 def test_select_applies_max_files() -> None:
     config = parse_repo_config("limits:\n  max_files: 2\n")
     sel = select_files(config, files("docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"))
     assert [f.path for f in sel.files] == ["docs/a.md", "docs/b.md"]
-    assert sel.paths_left_out("over_limit") == ["docs/c.md", "docs/d.md"]
-    assert sel.summary() == (
-        "Judged 2 files. Left out: 2 over the limit of 2 files (limits.max_files): "
-        "docs/c.md, docs/d.md."
-    )
+    over = "over the limit of 2 files (limits.max_files)"
+    assert sel.left_out == (LeftOut("docs/c.md", over), LeftOut("docs/d.md", over))
 
 
 def test_select_chooses_sensitive_files_first_but_keeps_order() -> None:
@@ -448,9 +450,8 @@ def test_select_chooses_sensitive_files_first_but_keeps_order() -> None:
     config = parse_repo_config("limits:\n  max_files: 2\nsensitive: ['docs/sec/**']\n")
     sel = select_files(config, files("docs/a.md", "docs/b.md", "docs/sec/c.md", "docs/d.md"))
     assert [f.path for f in sel.files] == ["docs/a.md", "docs/sec/c.md"]
-    assert sel.paths_left_out("over_limit") == ["docs/b.md", "docs/d.md"]
+    assert [item.path for item in sel.left_out] == ["docs/b.md", "docs/d.md"]
     assert sel.sensitive == frozenset({"docs/sec/c.md"})
-    assert sel.summary().startswith("Judged 2 files (1 sensitive). Left out: 2 over the limit")
 
 
 def test_select_exactly_at_the_limit_leaves_nothing_out() -> None:
@@ -458,28 +459,28 @@ def test_select_exactly_at_the_limit_leaves_nothing_out() -> None:
     sel = select_files(config, files("docs/a.md", "docs/b.md", "docs/c.md"))
     assert len(sel.files) == 3
     assert sel.left_out == ()
-    assert sel.summary() == "Judged 3 files."
 
 
-def test_select_summary_caps_the_named_list() -> None:
+def test_select_over_a_limit_of_one_says_file() -> None:
     config = parse_repo_config("limits: {max_files: 1}\n")
     sel = select_files(config, files(*(f"docs/{i:02}.md" for i in range(15))))
-    summary = sel.summary(list_limit=3)
-    assert "14 over the limit of 1 file (limits.max_files)" in summary
-    assert "docs/01.md, docs/02.md, docs/03.md and 11 more." in summary
+    assert [f.path for f in sel.files] == ["docs/00.md"]
+    assert len(sel.left_out) == 14
+    assert {item.reason for item in sel.left_out} == {"over the limit of 1 file (limits.max_files)"}
 
 
 def test_select_nothing() -> None:
-    assert select_files(RepoConfig(), []).summary() == "Judged 0 files."
+    sel = select_files(RepoConfig(), [])
+    assert (sel.files, sel.left_out, sel.sensitive) == ((), (), frozenset())
 
 
 def test_select_last_entry_of_a_repeated_path_counts() -> None:
     """Concatenated per-commit lists: a file added then removed is removed."""
-    changed = [ChangedFile("docs/a.md", "added"), ChangedFile("docs/a.md", "removed")]
+    changed = [ChangedPath("docs/a.md", "added"), ChangedPath("docs/a.md", "removed")]
     sel = select_files(RepoConfig(), changed)
     assert sel.files == ()
     assert sel.left_out == (LeftOut("docs/a.md", "removed"),)
-    changed = [ChangedFile("docs/a.md", "removed"), ChangedFile("docs/a.md", "added")]
+    changed = [ChangedPath("docs/a.md", "removed"), ChangedPath("docs/a.md", "added")]
     assert [f.status for f in select_files(RepoConfig(), changed).files] == ["added"]
 
 
@@ -491,10 +492,10 @@ def test_changed_file_from_diff_entry() -> None:
         "previous_filename": "docs/old.md",
         "additions": 1,
     }
-    assert ChangedFile.from_diff_entry(entry) == ChangedFile(
-        "docs/new.md", "renamed", "docs/old.md"
+    assert changed_from_diff_entry(entry) == ChangedPath(
+        "docs/new.md", "renamed", previous_path="docs/old.md"
     )
-    removed = ChangedFile.from_diff_entry({"filename": "a.md", "status": "removed"})
+    removed = changed_from_diff_entry({"filename": "a.md", "status": "removed"})
     assert removed.removed
     assert removed.previous_path is None
 

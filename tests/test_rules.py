@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.github.gateway import ChangedPath, CommitInfo
+from bot.github.types import ChangedPath, CommitInfo
 from bot.judge.records import Verdict
 from bot.judging.repo_config import parse_repo_config
 from bot.judging.rules import (

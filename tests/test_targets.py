@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.github.gateway import ChangedPath, CommitInfo, added_lines_from_patch
+from bot.github.types import ChangedPath, CommitInfo, added_lines_from_patch
 from bot.judging.target import (
     NULL_SHA,
     Target,

@@ -8,101 +8,19 @@ description subset are used.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from gidgethub import BadRequest
 from gidgethub.abc import GitHubAPI
 
-
-@dataclass(frozen=True, slots=True)
-class ChangedPath:
-    path: str
-    status: str  # added | modified | removed | renamed | copied | changed | unchanged
-    patch: str | None = None
-    previous_path: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class CommitInfo:
-    sha: str
-    message: str
-    author_name: str
-    author_login: str | None
-    committer_name: str
-    committer_login: str | None
-
-    @property
-    def people(self) -> tuple[str, ...]:
-        """Every name and login that authored or committed this commit."""
-        found = [self.author_name, self.committer_name, self.author_login, self.committer_login]
-        return tuple(value for value in found if value)
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteFile:
-    text: str
-    blob_sha: str
-    truncated: bool = False  # GitHub returns only the start of very large blobs
-
-
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
-
-
-def added_lines_from_patch(patch: str | None) -> list[int] | None:
-    """Line numbers (in the new file) that a unified-diff patch adds. None when unknown."""
-    if patch is None:
-        return None
-    added: list[int] = []
-    line = 0
-    for row in patch.splitlines():
-        hunk = _HUNK.match(row)
-        if hunk:
-            line = int(hunk.group(1))
-            continue
-        if row.startswith("+"):
-            added.append(line)
-            line += 1
-        elif row.startswith("-") or row.startswith("\\"):
-            continue
-        else:
-            line += 1
-    return added
-
-
-def commit_from_rest(item: Mapping[str, Any]) -> CommitInfo:
-    commit = item.get("commit") or {}
-    author = commit.get("author") or {}
-    committer = commit.get("committer") or {}
-    return CommitInfo(
-        sha=str(item.get("sha", "")),
-        message=str(commit.get("message", "")),
-        author_name=str(author.get("name") or ""),
-        author_login=_login(item.get("author")),
-        committer_name=str(committer.get("name") or ""),
-        committer_login=_login(item.get("committer")),
-    )
-
-
-def commit_from_push(item: Mapping[str, Any]) -> CommitInfo:
-    author = item.get("author") or {}
-    committer = item.get("committer") or {}
-    return CommitInfo(
-        sha=str(item.get("id", "")),
-        message=str(item.get("message", "")),
-        author_name=str(author.get("name") or ""),
-        author_login=author.get("username") or None,
-        committer_name=str(committer.get("name") or ""),
-        committer_login=committer.get("username") or None,
-    )
-
-
-def _login(user: Any) -> str | None:
-    if isinstance(user, dict) and isinstance(user.get("login"), str):
-        return str(user["login"])
-    return None
+from bot.github.types import (
+    ChangedPath,
+    CommitInfo,
+    RemoteFile,
+    changed_from_diff_entry,
+    commit_from_rest,
+)
 
 
 class RepoGateway:
@@ -121,14 +39,7 @@ class RepoGateway:
             "/repos/{owner}/{repo}/pulls/{pull_number}/files{?per_page}",
             self._vars(pull_number=number, per_page=100),
         ):
-            files.append(
-                ChangedPath(
-                    path=str(item["filename"]),
-                    status=str(item.get("status", "modified")),
-                    patch=item.get("patch"),
-                    previous_path=item.get("previous_filename"),
-                )
-            )
+            files.append(changed_from_diff_entry(item))
         return files
 
     async def pull_commits(self, number: int) -> list[CommitInfo]:
@@ -150,15 +61,7 @@ class RepoGateway:
         answer = await self.client.getitem(
             "/repos/{owner}/{repo}/compare/{basehead}", self._vars(basehead=f"{base}...{head}")
         )
-        files = [
-            ChangedPath(
-                path=str(item["filename"]),
-                status=str(item.get("status", "modified")),
-                patch=item.get("patch"),
-                previous_path=item.get("previous_filename"),
-            )
-            for item in answer.get("files") or []
-        ]
+        files = [changed_from_diff_entry(item) for item in answer.get("files") or []]
         commits = [commit_from_rest(item) for item in answer.get("commits") or []]
         return files, commits
 

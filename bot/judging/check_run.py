@@ -52,6 +52,7 @@ from bot.gfm import (
 )
 from bot.judge.config import Mode
 from bot.judge.records import Finding, Tier, Verdict, VerdictRecord
+from bot.judging.repo_config import LeftOut
 
 CHECK_NAME = "judge"
 TITLE_LIMIT = 255
@@ -113,14 +114,6 @@ REJUDGE_DEEP = RequestedAction(
 OVERRIDE_ACCEPT = RequestedAction(
     "Accept (override)", "Accept as a maintainer (not the author)", ACTION_OVERRIDE_ACCEPT
 )
-
-
-@dataclass(frozen=True)
-class LeftOut:
-    """A changed file that was not judged, and why (not watched, binary, too large...)."""
-
-    path: str
-    reason: str
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ from pydantic import ValidationError
 from bot.disagreement import sync as disagreements
 from bot.gfm import combined_verdict
 from bot.github.client import GitHubApp
-from bot.github.gateway import ChangedPath, CommitInfo, RemoteFile, RepoGateway
+from bot.github.gateway import RepoGateway
+from bot.github.types import ChangedPath, CommitInfo, RemoteFile
 from bot.intake.dispatch import Context
 from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine, JudgeRequest
@@ -45,7 +46,6 @@ from bot.judging.check_run import (
     CHECK_NAME,
     CheckDetails,
     CheckRunOutput,
-    LeftOut,
     SkipReason,
     render_check_run,
     render_config_error,
@@ -54,6 +54,7 @@ from bot.judging.check_run import (
 )
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.judging.repo_config import (
+    LeftOut,
     RepoConfig,
     RepoConfigError,
     author_matches,
@@ -400,8 +401,8 @@ async def _judge_claimed(
         await run.complete(output, verdict="skipped", target=target, mode=mode)
         return
 
-    selection = select_files(config, rules.as_changed(changed))
-    left_out = [LeftOut(item.path, item.reason.replace("_", " ")) for item in selection.left_out]
+    selection = select_files(config, changed)
+    left_out = list(selection.left_out)
     if not selection.files:
         output = nothing_to_judge("no watched file changed", left_out)
         await run.complete(output, verdict="skipped", target=target, mode=mode)

@@ -27,12 +27,13 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticValidationError
 
+from bot.github.types import ChangedPath
 from bot.globs import GlobError, check_glob, first_match, match_any
 from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
@@ -217,11 +218,6 @@ def _excluded(config: RepoConfig, path: str) -> bool:
     return match_any(config.paths.exclude, path)
 
 
-def watched(config: RepoConfig, path: str) -> bool:
-    """True when `path` is listed by include, extra_include or sensitive and not excluded."""
-    return _included(config, path) and not _excluded(config, path)
-
-
 def rubric_for(config: RepoConfig, path: str) -> RubricName:
     pattern = first_match(config.rubrics, path)
     return config.rubrics[pattern] if pattern is not None else RubricName.CONTENT
@@ -241,111 +237,61 @@ def author_matches(config: RepoConfig, names: Iterable[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class ChangedFile:
-    """One file of a push or pull request, as GitHub's diff entry lists it."""
-
-    path: str
-    status: str = "modified"
-    previous_path: str | None = None
-
-    @classmethod
-    def from_diff_entry(cls, entry: Mapping[str, Any]) -> ChangedFile:
-        """From a REST `diff-entry` (compare commits, list pull request files)."""
-        previous = entry.get("previous_filename")
-        return cls(
-            path=str(entry["filename"]),
-            status=str(entry.get("status", "modified")),
-            previous_path=str(previous) if previous is not None else None,
-        )
-
-    @property
-    def removed(self) -> bool:
-        return self.status == "removed"
-
-
-SkipReason = Literal["removed", "excluded", "not_watched", "over_limit"]
-
-_REASON_TEXT: dict[SkipReason, str] = {
-    "removed": "removed",
-    "excluded": "excluded by paths.exclude",
-    "not_watched": "not in the watched paths",
-    "over_limit": "over the limit of {limit} file{s} (limits.max_files)",
-}
-
-
-@dataclass(frozen=True)
 class LeftOut:
+    """A changed file that is not judged, and why, in words a person reads in the check run
+    (not watched, removed, binary, cut to a size...)."""
+
     path: str
-    reason: SkipReason
+    reason: str
+
+
+def over_limit_reason(max_files: int) -> str:
+    return f"over the limit of {max_files} file{'s' if max_files != 1 else ''} (limits.max_files)"
+
+
+NOT_WATCHED = "not in the watched paths"
+EXCLUDED = "excluded by paths.exclude"
+REMOVED = "removed"
 
 
 @dataclass(frozen=True)
 class Selection:
     """The files to judge, in the order given, and every file left out with why."""
 
-    files: tuple[ChangedFile, ...]
+    files: tuple[ChangedPath, ...]
     left_out: tuple[LeftOut, ...] = ()
     max_files: int = DEFAULT_MAX_FILES
     sensitive: frozenset[str] = field(default_factory=frozenset)
 
-    def paths_left_out(self, reason: SkipReason) -> list[str]:
-        return [item.path for item in self.left_out if item.reason == reason]
 
-    def summary(self, *, list_limit: int = 10) -> str:
-        """Plain text for the check-run summary, e.g.
-        `Judged 2 files (1 sensitive). Left out: 1 over the limit of 2 files
-        (limits.max_files): docs/c.md; 3 not in the watched paths.`"""
-        n = len(self.files)
-        head = f"Judged {n} file{'s' if n != 1 else ''}"
-        if self.sensitive:
-            head += f" ({len(self.sensitive)} sensitive)"
-        parts: list[str] = []
-        # Files the author may have expected to be judged are named; the rest counted.
-        order: tuple[SkipReason, ...] = ("over_limit", "excluded", "removed", "not_watched")
-        named: tuple[SkipReason, ...] = ("over_limit", "excluded")
-        for reason in order:
-            paths = self.paths_left_out(reason)
-            if not paths:
-                continue
-            plural = "s" if self.max_files != 1 else ""
-            text = f"{len(paths)} {_REASON_TEXT[reason].format(limit=self.max_files, s=plural)}"
-            if reason in named:
-                shown = ", ".join(paths[:list_limit])
-                more = len(paths) - list_limit
-                text += f": {shown}" + (f" and {more} more" if more > 0 else "")
-            parts.append(text)
-        if not parts:
-            return head + "."
-        return f"{head}. Left out: {'; '.join(parts)}."
-
-
-def select_files(config: RepoConfig, changed: Sequence[ChangedFile]) -> Selection:
+def select_files(config: RepoConfig, changed: Sequence[ChangedPath]) -> Selection:
     """Keep watched files that still exist, at most `limits.max_files` of them.
 
     When there are more, sensitive files are chosen first, then the rest in the
     order given; the chosen files keep the order given. A path listed twice
     counts once, with its last entry (a caller may concatenate per-commit lists).
     """
-    latest: dict[str, ChangedFile] = {}
+    latest: dict[str, ChangedPath] = {}
     for item in changed:
         latest.pop(item.path, None)
         latest[item.path] = item
     left_out: list[LeftOut] = []
-    candidates: list[ChangedFile] = []
+    candidates: list[ChangedPath] = []
     for item in latest.values():
         if item.removed:
-            left_out.append(LeftOut(item.path, "removed"))
+            left_out.append(LeftOut(item.path, REMOVED))
         elif not _included(config, item.path):
-            left_out.append(LeftOut(item.path, "not_watched"))
+            left_out.append(LeftOut(item.path, NOT_WATCHED))
         elif _excluded(config, item.path):
-            left_out.append(LeftOut(item.path, "excluded"))
+            left_out.append(LeftOut(item.path, EXCLUDED))
         else:
             candidates.append(item)
     limit = config.limits.max_files
     ranked = sorted(candidates, key=lambda f: not is_sensitive(config, f.path))
     keep = {f.path for f in ranked[:limit]}
     files = tuple(f for f in candidates if f.path in keep)
-    left_out.extend(LeftOut(f.path, "over_limit") for f in candidates if f.path not in keep)
+    over = over_limit_reason(limit)
+    left_out.extend(LeftOut(f.path, over) for f in candidates if f.path not in keep)
     return Selection(
         files=files,
         left_out=tuple(left_out),

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.commands.grammar import Command
-from bot.github.gateway import ChangedPath, added_lines_from_patch
+from bot.github.types import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile, Verdict
-from bot.judging.check_run import Annotation, LeftOut
-from bot.judging.repo_config import ChangedFile, RepoConfig, author_matches, select_files
+from bot.judging.check_run import Annotation
+from bot.judging.repo_config import LeftOut, RepoConfig, author_matches, select_files
 from bot.judging.target import SKIP_MARKERS, Target, people_of
 
 # -- who judges a sha -------------------------------------------------------------------------
@@ -64,13 +64,9 @@ def outdated_override(command: Command, *, pinned_sha: str, current_head: str) -
 # -- what is judged ---------------------------------------------------------------------------
 
 
-def as_changed(changed: Iterable[ChangedPath]) -> list[ChangedFile]:
-    return [ChangedFile(c.path, c.status, c.previous_path) for c in changed]
-
-
 def push_needs_no_run(config: RepoConfig, target: Target) -> bool:
     """A push with nothing to judge gets no check run at all (its files and commits known)."""
-    if target.changed is not None and not select_files(config, as_changed(target.changed)).files:
+    if target.changed is not None and not select_files(config, target.changed).files:
         return True
     return bool(
         config.authors

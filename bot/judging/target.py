@@ -13,9 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.disagreement.issue import task_ref
-from bot.github.gateway import ChangedPath, CommitInfo, commit_from_push
+from bot.github.types import NULL_SHA, ChangedPath, CommitInfo, commit_from_push
 
-NULL_SHA = "0" * 40
 SKIP_MARKERS = ("[skip judge]", "[judge skip]")
 # GitHub stops listing commits in a push payload at 2048; beyond that, compare.
 PUSH_COMMIT_LIMIT = 2048

@@ -1,0 +1,119 @@
+"""What GitHub says about a change, as plain data: changed paths, commits, files, patches.
+
+Pure: webhook or REST shapes in, frozen values out. Every feature that reads a change
+speaks in these types, whether the data came from a payload, a REST list or GraphQL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# What git and GitHub write for "no commit" (a branch created or deleted by a push).
+NULL_SHA = "0" * 40
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedPath:
+    path: str
+    status: str  # added | modified | removed | renamed | copied | changed | unchanged
+    patch: str | None = None
+    previous_path: str | None = None
+
+    @property
+    def removed(self) -> bool:
+        return self.status == "removed"
+
+
+def changed_from_diff_entry(entry: Mapping[str, Any]) -> ChangedPath:
+    """From a REST `diff-entry` (list pull request files, compare commits)."""
+    previous = entry.get("previous_filename")
+    patch = entry.get("patch")
+    return ChangedPath(
+        path=str(entry["filename"]),
+        status=str(entry.get("status", "modified")),
+        patch=str(patch) if patch is not None else None,
+        previous_path=str(previous) if previous is not None else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    message: str
+    author_name: str
+    author_login: str | None
+    committer_name: str
+    committer_login: str | None
+
+    @property
+    def people(self) -> tuple[str, ...]:
+        """Every name and login that authored or committed this commit."""
+        found = [self.author_name, self.committer_name, self.author_login, self.committer_login]
+        return tuple(value for value in found if value)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteFile:
+    text: str
+    blob_sha: str
+    truncated: bool = False  # GitHub returns only the start of very large blobs
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def added_lines_from_patch(patch: str | None) -> list[int] | None:
+    """Line numbers (in the new file) that a unified-diff patch adds. None when unknown."""
+    if patch is None:
+        return None
+    added: list[int] = []
+    line = 0
+    for row in patch.splitlines():
+        hunk = _HUNK.match(row)
+        if hunk:
+            line = int(hunk.group(1))
+            continue
+        if row.startswith("+"):
+            added.append(line)
+            line += 1
+        elif row.startswith("-") or row.startswith("\\"):
+            continue
+        else:
+            line += 1
+    return added
+
+
+def commit_from_rest(item: Mapping[str, Any]) -> CommitInfo:
+    commit = item.get("commit") or {}
+    author = commit.get("author") or {}
+    committer = commit.get("committer") or {}
+    return CommitInfo(
+        sha=str(item.get("sha", "")),
+        message=str(commit.get("message", "")),
+        author_name=str(author.get("name") or ""),
+        author_login=_login(item.get("author")),
+        committer_name=str(committer.get("name") or ""),
+        committer_login=_login(item.get("committer")),
+    )
+
+
+def commit_from_push(item: Mapping[str, Any]) -> CommitInfo:
+    author = item.get("author") or {}
+    committer = item.get("committer") or {}
+    return CommitInfo(
+        sha=str(item.get("id", "")),
+        message=str(item.get("message", "")),
+        author_name=str(author.get("name") or ""),
+        author_login=author.get("username") or None,
+        committer_name=str(committer.get("name") or ""),
+        committer_login=committer.get("username") or None,
+    )
+
+
+def _login(user: Any) -> str | None:
+    if isinstance(user, dict) and isinstance(user.get("login"), str):
+        return str(user["login"])
+    return None
