@@ -120,8 +120,7 @@ async def run() -> None:
                 graphql_url=fake.graphql_url,
                 policy=RetryPolicy(write_interval=0.0),
             )
-            services = {"github": github, "judge_config": judge_config(llm)}
-            app = create_app(settings, storage=store, services=services)
+            app = create_app(settings, storage=store, github=github, judge_config=judge_config(llm))
             client = TestClient(TestServer(app, host="127.0.0.1"))
             await client.start_server()
             try:

@@ -12,7 +12,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import aiohttp
 import httpx
@@ -31,6 +30,7 @@ from bot.judge.engine import JudgeEngine
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages import render_setup_page, render_status_page
 from bot.routing import build_router
+from bot.services import ServiceHub, Services
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import Storage
@@ -41,7 +41,7 @@ SETTINGS = web.AppKey("settings", Settings)
 STORAGE = web.AppKey("storage", Storage)
 METRICS = web.AppKey("metrics", Metrics)
 POOL = web.AppKey("pool", WorkerPool)
-SERVICES = web.AppKey("services", dict[str, Any])
+SERVICES = web.AppKey("services", ServiceHub)
 
 Clock = Callable[[], datetime]
 
@@ -54,7 +54,7 @@ def create_app(
     settings: Settings,
     *,
     storage: Storage | None = None,
-    services: dict[str, Any] | None = None,
+    github: GitHubApp | None = None,
     judge_config: JudgeConfig | None = None,
     router: Router | None = None,
     start_workers: bool = True,
@@ -62,21 +62,19 @@ def create_app(
 ) -> web.Application:
     """Build the application. Nothing connects until the app starts (cleanup contexts).
 
-    `services` lets tests pass ready-made collaborators (a GitHubApp pointed at a fake
-    server, a judge engine); whatever is missing is built from `settings` and
-    `judge_config` (default: read from `JUDGE_*` at start-up).
+    `github` lets tests pass a GitHubApp pointed at a fake server; otherwise it is built
+    from `settings`. `judge_config` defaults to what `JUDGE_*` says at start-up.
     """
     app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
-    shared: dict[str, Any] = dict(services or {})
-    shared.setdefault("max_attempts", settings.max_attempts)
+    hub = ServiceHub()
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics
-    app[SERVICES] = shared
+    app[SERVICES] = hub
 
-    dispatcher = Dispatcher(router or build_router(), store, shared, clock)
+    dispatcher = Dispatcher(router or build_router(), store, hub, clock)
     policy = DeliveryRetryPolicy(
         max_attempts=settings.max_attempts,
         base_seconds=settings.retry_base_seconds,
@@ -105,8 +103,10 @@ def create_app(
 
     async def http_ctx(app: web.Application) -> AsyncIterator[None]:
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
-        if settings.configured and "github" not in shared:
-            shared["github"] = GitHubApp(
+        llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
+        client = github
+        if client is None and settings.configured:
+            client = GitHubApp(
                 app_id=str(settings.app_id),
                 private_key=settings.private_key_pem(),
                 session=session,
@@ -115,12 +115,17 @@ def create_app(
                 policy=RetryPolicy(write_interval=settings.write_interval),
                 on_response=metrics.observe_github_response,
             )
-        llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
-        shared.setdefault("llm_client", llm_client)
-        if "judge_config" not in shared:
-            shared["judge_config"] = judge_config if judge_config is not None else JudgeConfig()
-        if "judge" not in shared:
-            shared["judge"] = JudgeEngine.from_config(shared["judge_config"], llm_client, store)
+        if client is not None:
+            config = judge_config if judge_config is not None else JudgeConfig()
+            hub.provide(
+                Services(
+                    github=client,
+                    judge_config=config,
+                    engine=JudgeEngine.from_config(config, llm_client, store),
+                    llm_client=llm_client,
+                    max_attempts=settings.max_attempts,
+                )
+            )
         yield
         await llm_client.aclose()
         await session.close()

@@ -318,8 +318,11 @@ async def harness(
         private_pem, tmp_path, JUDGE_RETRY_BASE_SECONDS=0.01, JUDGE_MAX_ATTEMPTS=2
     )
     store = storage_from_url(settings.database_url)
-    services = {"github": github_app, "judge_config": judge_config(llm, **config_overrides)}
-    async with running_app(settings, storage=store, services=services) as (client, app):
+    config = judge_config(llm, **config_overrides)
+    async with running_app(settings, storage=store, github=github_app, judge_config=config) as (
+        client,
+        app,
+    ):
         yield Harness(client, app, store, fake, llm, settings.webhook_path)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bot.commands.plan import outdated_override
 from bot.github.types import ChangedPath, CommitInfo
 from bot.judge.records import Verdict
 from bot.judging.repo_config import parse_repo_config
@@ -16,11 +17,11 @@ from bot.judging.rules import (
     bypass_of,
     claim_action,
     issue_action,
-    outdated_override,
     prepare_files,
     push_needs_no_run,
     unsent,
 )
+from bot.judging.state import ShaState
 from bot.judging.target import Target
 
 SHA = "a" * 40
@@ -61,12 +62,12 @@ def expected_claim(
 def test_claim_action_table(
     state: str, same_owner: bool, incoming_pull: bool, explicit: bool, failed: bool
 ) -> None:
-    stored: dict[str, Any] | None = None
+    stored: ShaState | None = None
     if state != "none":
-        stored = {
-            "owner": "me" if same_owner else "other",
-            "target": {"pull_number": 5 if state == "pull" else None},
-        }
+        stored = ShaState(
+            owner="me" if same_owner else "other",
+            target={"pull_number": 5 if state == "pull" else None},
+        )
     action = claim_action(
         stored, owner="me", incoming_is_pull=incoming_pull, explicit=explicit, owner_failed=failed
     )

@@ -39,7 +39,7 @@ def make_worker(storage: Storage, router: Router, clock: ManualClock, **kwargs: 
     policy = kwargs.pop("policy", RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
     return Worker(
         storage,
-        Dispatcher(router, storage, {}, clock),
+        Dispatcher(router, storage, clock=clock),
         Metrics(),
         policy=policy,
         lease_seconds=kwargs.pop("lease_seconds", 30.0),

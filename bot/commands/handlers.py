@@ -15,41 +15,21 @@ says is ever obeyed.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.commands.grammar import (
-    Actor,
-    AuthorizationFacts,
-    Command,
-    authorize,
-    command_for_action,
-    override_outcome,
-    parse_command,
-    render_help,
-    render_override_reply,
-    render_refusal,
-)
+from bot.commands import plan
+from bot.commands.grammar import Actor, Command, command_for_action, parse_command, render_help
 from bot.disagreement import sync as disagreements
-from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judge.config import Mode
 from bot.judge.engine import append_record
-from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
-from bot.judging import rules
-from bot.judging.check_run import CHECK_NAME, render_check_run, render_override
-from bot.judging.handlers import (
-    STATE_NAMESPACE,
-    Services,
-    judge_target,
-    show,
-    state_key,
-)
-from bot.judging.target import Target, target_from_pull_request
+from bot.judging.check_run import CHECK_NAME
+from bot.judging.handlers import judge_target, show
+from bot.judging.state import ShaState, load_state, save_state, state_key
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -71,8 +51,7 @@ async def on_comment(event: Event, context: Context) -> None:
         return
     repository = event.data["repository"]
     issue = event.data["issue"]
-    services = Services.of(context)
-    client = await services.github.installation_client(context.installation_id)
+    client = await context.services.github.installation_client(context.installation_id)
     gateway = RepoGateway(client, str(repository["full_name"]))
 
     pull_number: int | None
@@ -146,8 +125,7 @@ async def act_on_sha(
     if actor.is_bot:
         return
     repository = event.data["repository"]
-    services = Services.of(context)
-    client = await services.github.installation_client(context.installation_id)
+    client = await context.services.github.installation_client(context.installation_id)
     gateway = RepoGateway(client, str(repository["full_name"]))
     matching = [p for p in pulls if (p.get("head") or {}).get("sha") == head_sha] or pulls
     pull_number = int(matching[0]["number"]) if matching else None
@@ -177,153 +155,86 @@ async def execute(
     """Authorise and carry out a command. `head_sha` pins the commit (a checks-UI request is
     about its run's commit); without it the pull request's current head is meant."""
     assert context.installation_id is not None
-    pinned = head_sha is not None
-
     if command.kind in ("help", "invalid"):
         if reply_to is not None:
             await gateway.comment(reply_to, render_help(command))
         return
 
-    state = None
+    pinned_state = None
     if head_sha is not None:
-        state = await context.storage.kv_get(
-            STATE_NAMESPACE, state_key(gateway.full_name, head_sha)
-        )
-    judged = Target.from_json(state["target"], "command") if state and state.get("target") else None
+        pinned_state = await load_state(context.storage, state_key(gateway.full_name, head_sha))
+    judged = pinned_state.judged_target("command") if pinned_state is not None else None
     if pull_number is None and judged is not None:
         # Runs of fork branches carry no pull_requests: the judged target knows its PR.
         pull_number = judged.pull_number
-    reply_to = reply_to if reply_to is not None else pull_number
+    replies = Replies(gateway, reply_to if reply_to is not None else pull_number)
 
-    async def reply(text: str) -> None:
-        if reply_to is not None:
-            await gateway.comment(reply_to, text)
-
-    pull: dict[str, Any] | None = None
-    if pull_number is not None:
-        pull = await gateway.pull(pull_number)
-        current = str(pull["head"]["sha"])
-        if not pinned:
-            head_sha = current
-        elif rules.outdated_override(command, pinned_sha=str(head_sha), current_head=current):
-            await reply(
-                f"@{actor.login}, that check run is for `{str(head_sha)[:7]}`, no longer the "
-                f"head of this pull request (`{current[:7]}`); nothing was changed."
-            )
-            return
-    if head_sha is None:
+    pull = await gateway.pull(pull_number) if pull_number is not None else None
+    pull_head = str(pull["head"]["sha"]) if pull is not None else None
+    located = plan.locate(command, actor, pinned_sha=head_sha, pull_head=pull_head)
+    if isinstance(located, plan.Reply):
+        await replies.send(located.text)
         return
-    key = state_key(gateway.full_name, head_sha)
-    if not pinned or state is None:
-        state = await context.storage.kv_get(STATE_NAMESPACE, key)
-
-    pr_author = str(pull["user"]["login"]) if pull and pull.get("user") else None
-    if pr_author is None and state and state.get("target"):
-        pr_author = (state["target"] or {}).get("pull_author")
+    if located is None:
+        return
+    key = state_key(gateway.full_name, located)
+    state = pinned_state if pinned_state is not None else await load_state(context.storage, key)
     permission, role = await gateway.permission(actor.login)
-    facts = AuthorizationFacts(
+    facts = plan.CommandFacts(
+        head_sha=located,
+        state=state,
+        pull=pull,
+        repository=repository,
+        installation_id=context.installation_id,
         permission=permission,
         role_name=role or "",
-        pr_author=pr_author,
-        commit_logins=tuple((state or {}).get("commit_people") or ()),
     )
-    decision = authorize(command, actor, facts)
-    if not decision.allowed:
-        log.info("command refused: %s", decision.code, extra=context.log_extra())
-        await reply(render_refusal(decision, command, actor))
-        return
+    await carry_out(plan.plan_command(command, actor, facts), command, actor, context, replies)
 
-    if command.kind == "rerun":
-        if state is not None and state.get("target"):
-            target = Target.from_json(state["target"], "command.rerun")
-        elif pull is not None and str(pull["head"]["sha"]) == head_sha:
-            target = target_from_pull_request(
-                {"pull_request": pull, "repository": repository, "action": "rerun"},
-                context.installation_id,
-            )
-        else:
-            await reply(f"@{actor.login}, `{head_sha[:7]}` was never judged; nothing to re-run.")
-            return
-        await judge_target(
-            target.rerun("command.rerun", force_deep=command.deep),
-            context,
-            owner=context.delivery.delivery_id,
-        )
-        return
 
-    if state is None or not state.get("records") or not state.get("check_run_id"):
-        await reply(
-            f"@{actor.login}, there is no judged verdict for `{head_sha[:7]}` to override yet."
-        )
-        return
-    await apply_override(command, actor, context, gateway, state, key, reply_to)
+@dataclass(frozen=True)
+class Replies:
+    """Answers go to the comment's thread, or the pull request of a checks-UI request."""
+
+    gateway: RepoGateway
+    number: int | None
+
+    async def send(self, text: str) -> None:
+        if self.number is not None:
+            await self.gateway.comment(self.number, text)
+
+
+async def carry_out(
+    decided: plan.Plan, command: Command, actor: Actor, context: Context, replies: Replies
+) -> None:
+    if isinstance(decided, plan.Refusal):
+        log.info("command refused: %s", decided.code, extra=context.log_extra())
+        await replies.send(decided.text)
+    elif isinstance(decided, plan.Reply):
+        await replies.send(decided.text)
+    elif isinstance(decided, plan.Rerun):
+        await judge_target(decided.target, context, owner=context.delivery.delivery_id)
+    else:
+        await apply_override(command, actor, context, replies, decided.state)
 
 
 async def apply_override(
-    command: Command,
-    actor: Actor,
-    context: Context,
-    gateway: RepoGateway,
-    state: dict[str, Any],
-    key: str,
-    reply_to: int | None,
+    command: Command, actor: Actor, context: Context, replies: Replies, state: ShaState
 ) -> None:
-    records = [VerdictRecord.model_validate(r) for r in state["records"]]
-    judged = Verdict(str(state["verdict"]))
-    mode = Mode(str(state.get("mode") or "advisory"))
-    outcome = override_outcome(command, judged, mode)
-    target = Target.from_json(state["target"], "command.override")
-    record = override_record(
-        records[-1], outcome.final_verdict, actor.login, command, context.clock()
-    )
+    gateway = replies.gateway
+    decided = plan.plan_override(command, actor, state, context.clock())
+    key = state_key(gateway.full_name, decided.target.head_sha)
     # A retried delivery must not log the same human decision twice.
     first_time = await context.storage.kv_put_if_absent(
         OVERRIDES_APPLIED, context.delivery.delivery_id, {"key": key}
     )
     if first_time:
-        await append_record(context.storage, record)
-    run_id = int(state["check_run_id"])
-    if command.action == "cancel":
-        output = render_check_run(records, mode)
-        state["override"] = None
-    else:
-        output = render_override(record, actor.login, mode, judged=judged)
-        state["override"] = {"verdict": outcome.final_verdict.value, "by": actor.login}
+        await append_record(context.storage, decided.record)
+    if decided.close_comment is not None:
         await disagreements.close_for(
-            gateway,
-            context.storage,
-            target,
-            render_close_comment(
-                CloseReason.OVERRIDDEN, actor.login, verdict=outcome.final_verdict
-            ),
+            gateway, context.storage, decided.target, decided.close_comment
         )
-    await show(gateway, run_id, state, output)
-    await context.storage.kv_put(STATE_NAMESPACE, key, state)
-    if reply_to is not None:
-        await gateway.comment(
-            reply_to,
-            render_override_reply(command, actor, outcome, judged_verdict=judged, mode=mode),
-        )
-
-
-def override_record(
-    judged: VerdictRecord, verdict: Verdict, decided_by: str, command: Command, now: datetime
-) -> VerdictRecord:
-    """The audit record of a human decision: the judged record, re-stamped. A cancel is
-    recorded too (human_override false) so the log shows the whole history."""
-    cancelled = command.action == "cancel"
-    return judged.model_copy(
-        update={
-            "verdict": verdict,
-            "final_decision": verdict,
-            "go_no_go": go_no_go_of(verdict),
-            "human_override": not cancelled,
-            "decided_by": decided_by,
-            "timestamp": now,
-            "reason": (
-                f"override cancelled by {decided_by}; the judges' verdict applies"
-                if cancelled
-                else f"human override by {decided_by}"
-            ),
-        }
-    )
+    assert state.check_run_id is not None
+    shown = await show(gateway, state.check_run_id, decided.state, decided.output)
+    await save_state(context.storage, key, shown)
+    await replies.send(decided.reply)

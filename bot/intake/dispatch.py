@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
+from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,12 @@ class Context:
 
     delivery: Delivery
     storage: Storage
-    services: dict[str, Any] = field(default_factory=dict)
+    hub: ServiceHub = field(default_factory=ServiceHub)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @property
+    def services(self) -> Services:
+        return self.hub.services
 
     @property
     def installation_id(self) -> int | None:
@@ -46,9 +51,6 @@ class Context:
             "installation": self.delivery.installation_id,
             "repository": self.delivery.repository,
         }
-
-
-Handler = Callable[[Event, Context], Awaitable[None]]
 
 
 class HandlerFailures(Exception):
@@ -76,17 +78,17 @@ class Dispatcher:
         self,
         router: Router,
         storage: Storage,
-        services: dict[str, Any] | None = None,
+        hub: ServiceHub | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.router = router
         self.storage = storage
-        self.services = services if services is not None else {}
+        self.hub = hub if hub is not None else ServiceHub()
         self.clock = clock
 
     async def __call__(self, delivery: Delivery) -> None:
         event = event_from_delivery(delivery)
-        context = Context(delivery, self.storage, self.services, self.clock)
+        context = Context(delivery, self.storage, self.hub, self.clock)
         callbacks = sorted(self.router.fetch(event), key=handler_name)
         failures: dict[str, BaseException] = {}
         for callback in callbacks:

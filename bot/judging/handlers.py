@@ -24,17 +24,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from cachetools import LRUCache
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 from pydantic import ValidationError
 
 from bot.disagreement import sync as disagreements
 from bot.gfm import combined_verdict
-from bot.github.client import GitHubApp
 from bot.github.gateway import RepoGateway
 from bot.github.types import ChangedPath, CommitInfo, RemoteFile
 from bot.intake.dispatch import Context
@@ -62,6 +59,13 @@ from bot.judging.repo_config import (
     rubric_for,
     select_files,
 )
+from bot.judging.state import (
+    ShaState,
+    load_state,
+    put_state_if_absent,
+    save_state,
+    state_key,
+)
 from bot.judging.target import (
     Target,
     linked_issues,
@@ -69,16 +73,11 @@ from bot.judging.target import (
     target_from_pull_request,
     target_from_push,
 )
+from bot.services import Services
 from bot.storage.base import DeliveryStatus, Storage
 
 log = logging.getLogger(__name__)
 router = Router()
-
-STATE_NAMESPACE = "judged-sha"
-
-
-def state_key(repository: str, head_sha: str) -> str:
-    return f"{repository.lower()}@{head_sha}"
 
 
 class RepoModelsError(ValueError):
@@ -97,47 +96,24 @@ def model_overrides(config: RepoConfig) -> dict[str, str | None]:
     return overrides
 
 
-@dataclass(frozen=True)
-class Services:
-    github: GitHubApp
-    engine: JudgeEngine
-    judge_config: JudgeConfig
-    shared: dict[str, Any]
+def engine_for(services: Services, config: RepoConfig, storage: Storage) -> JudgeEngine:
+    """The installation's engine, or one with the repository's own tier models.
 
-    @classmethod
-    def of(cls, context: Context) -> Services:
-        return cls(
-            github=context.services["github"],
-            engine=context.services["judge"],
-            judge_config=context.services["judge_config"],
-            shared=context.services,
-        )
-
-    @property
-    def max_attempts(self) -> int:
-        return int(self.shared.get("max_attempts", 1))
-
-    def engine_for(self, config: RepoConfig, storage: Storage) -> JudgeEngine:
-        """The installation's engine, or one with the repository's own tier models.
-
-        Raises RepoModelsError when those models break the four-eyes rule."""
-        overrides = model_overrides(config)
-        if not overrides:
-            return self.engine
-        engines: LRUCache[tuple[tuple[str, str | None], ...], JudgeEngine] = self.shared.setdefault(
-            "repo_engines", LRUCache(maxsize=64)
-        )
-        key = tuple(sorted(overrides.items()))
-        engine = engines.get(key)
-        if engine is None:
-            try:
-                judge_config = JudgeConfig(**{**self.judge_config.model_dump(), **overrides})
-            except ValidationError as exc:
-                message = str(exc.errors()[0].get("msg", "invalid models"))
-                raise RepoModelsError(message.removeprefix("Value error, ")) from None
-            engine = JudgeEngine.from_config(judge_config, self.shared["llm_client"], storage)
-            engines[key] = engine
-        return engine
+    Raises RepoModelsError when those models break the four-eyes rule."""
+    overrides = model_overrides(config)
+    if not overrides:
+        return services.engine
+    key = tuple(sorted(overrides.items()))
+    engine = services.repo_engines.get(key)
+    if engine is None:
+        try:
+            judge_config = JudgeConfig(**{**services.judge_config.model_dump(), **overrides})
+        except ValidationError as exc:
+            message = str(exc.errors()[0].get("msg", "invalid models"))
+            raise RepoModelsError(message.removeprefix("Value error, ")) from None
+        engine = JudgeEngine.from_config(judge_config, services.llm_client, storage)
+        services.repo_engines[key] = engine
+    return engine
 
 
 # -- event handlers -----------------------------------------------------------------------
@@ -165,7 +141,7 @@ async def on_skip_label(event: Event, context: Context) -> None:
         return
     label = str((event.data.get("label") or {}).get("name", ""))
     target = target_from_pull_request(event.data, context.installation_id)
-    client = await Services.of(context).github.installation_client(context.installation_id)
+    client = await context.services.github.installation_client(context.installation_id)
     config = await _config_or_none(RepoGateway(client, target.repository), context, target)
     if config is None or not config.skip_label or label != config.skip_label:
         return
@@ -213,7 +189,7 @@ class Abandoned(Exception):
 
 async def judge_target(target: Target, context: Context, *, owner: str) -> None:
     """Judge one head sha and report it (see the module docstring)."""
-    services = Services.of(context)
+    services = context.services
     storage = context.storage
     client = await services.github.installation_client(target.installation_id)
     gateway = RepoGateway(client, target.repository)
@@ -254,15 +230,15 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
 
 async def claim(
     storage: Storage, key: str, target: Target, *, owner: str, explicit: bool
-) -> dict[str, Any] | None:
+) -> ShaState | None:
     """This delivery's state for the sha, or None when another delivery judges it."""
-    fresh = {"owner": owner, "check_run_id": None, "target": target.to_json()}
-    if await storage.kv_put_if_absent(STATE_NAMESPACE, key, fresh):
+    fresh = ShaState.fresh(owner, target)
+    if await put_state_if_absent(storage, key, fresh):
         return fresh
-    state = await storage.kv_get(STATE_NAMESPACE, key)
+    state = await load_state(storage, key)
     owner_failed = False
-    if state is not None and state.get("owner") not in (None, owner):
-        previous = await storage.get_delivery(str(state["owner"]))
+    if state is not None and state.owner not in (None, owner):
+        previous = await storage.get_delivery(str(state.owner))
         owner_failed = previous is not None and previous.status is DeliveryStatus.FAILED
     action = rules.claim_action(
         state,
@@ -273,16 +249,16 @@ async def claim(
     )
     if action is rules.ClaimAction.SKIP:
         return None
-    merged = {**(state or fresh), "owner": owner, "target": target.to_json()}
-    await storage.kv_put(STATE_NAMESPACE, key, merged)
-    return merged
+    claimed = (state or fresh).model_copy(update={"owner": owner, "target": target.to_json()})
+    await save_state(storage, key, claimed)
+    return claimed
 
 
 class RunHandle:
     """The sha's check run, written only while this delivery still owns the sha."""
 
     def __init__(
-        self, gateway: RepoGateway, storage: Storage, key: str, state: dict[str, Any], owner: str
+        self, gateway: RepoGateway, storage: Storage, key: str, state: ShaState, owner: str
     ) -> None:
         self.gateway = gateway
         self.storage = storage
@@ -292,16 +268,15 @@ class RunHandle:
 
     @property
     def run_id(self) -> int | None:
-        value = self.state.get("check_run_id")
-        return int(value) if value else None
+        return self.state.check_run_id
 
     @property
     def url(self) -> str:
-        return str(self.state.get("check_run_url") or "")
+        return self.state.check_run_url
 
     async def _still_mine(self) -> None:
-        current = await self.storage.kv_get(STATE_NAMESPACE, self.key)
-        if current is not None and current.get("owner") != self.owner:
+        current = await load_state(self.storage, self.key)
+        if current is not None and current.owner != self.owner:
             raise Abandoned(self.key)
 
     async def start(self, target: Target) -> int:
@@ -317,8 +292,8 @@ class RunHandle:
         run_id, url = await self.gateway.create_check_run(
             {"name": CHECK_NAME, "head_sha": target.head_sha, **fields}
         )
-        self.state.update({"check_run_id": run_id, "check_run_url": url, "annotations_sent": []})
-        await self.storage.kv_put(STATE_NAMESPACE, self.key, self.state)
+        self.state = self.state.with_run(run_id, url)
+        await save_state(self.storage, self.key, self.state)
         return run_id
 
     async def complete(
@@ -332,31 +307,30 @@ class RunHandle:
     ) -> None:
         await self._still_mine()
         run_id = self.run_id if self.run_id is not None else await self.start(target)
-        await show(self.gateway, run_id, self.state, output)
-        self.state.update(
-            {
+        self.state = await show(self.gateway, run_id, self.state, output)
+        self.state = self.state.model_copy(
+            update={
                 "target": target.to_json(),
                 "verdict": verdict,
                 "conclusion": output.conclusion,
-                "mode": None if mode is None else mode.value,
-                "commit_people": people_of(target.commits or ()),
-                "records": [r.model_dump(mode="json") for r in records],
+                "mode": mode,
+                "commit_people": tuple(people_of(target.commits or ())),
+                "records": tuple(records),
                 "override": None,
             }
         )
-        await self.storage.kv_put(STATE_NAMESPACE, self.key, self.state)
+        await save_state(self.storage, self.key, self.state)
 
 
 async def show(
-    gateway: RepoGateway, run_id: int, state: dict[str, Any], output: CheckRunOutput
-) -> None:
+    gateway: RepoGateway, run_id: int, state: ShaState, output: CheckRunOutput
+) -> ShaState:
     """Update the run; annotations already on it are not sent again (GitHub appends the
-    annotations of every update). Records the sent ones in `state`."""
-    sent = list(state.get("annotations_sent") or [])
-    fresh = rules.unsent(output.annotations, sent)
+    annotations of every update). Returns the state with the sent ones recorded."""
+    fresh = rules.unsent(output.annotations, state.annotations_sent)
     for payload in replace(output, annotations=fresh).payloads():
         await gateway.update_check_run(run_id, payload)
-    state["annotations_sent"] = sent + [rules.annotation_key(a) for a in fresh]
+    return state.with_sent([rules.annotation_key(a) for a in fresh])
 
 
 async def _judge_claimed(
@@ -409,7 +383,7 @@ async def _judge_claimed(
         return
 
     try:
-        engine = services.engine_for(config, storage)
+        engine = engine_for(services, config, storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
         await run.complete(output, verdict="undetermined", target=target, mode=mode)

@@ -12,11 +12,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bot.commands.grammar import Command
 from bot.github.types import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile, Verdict
 from bot.judging.check_run import Annotation
 from bot.judging.repo_config import LeftOut, RepoConfig, author_matches, select_files
+from bot.judging.state import ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of
 
 # -- who judges a sha -------------------------------------------------------------------------
@@ -30,7 +30,7 @@ class ClaimAction(enum.StrEnum):
 
 
 def claim_action(
-    state: Mapping[str, Any] | None,
+    state: ShaState | None,
     *,
     owner: str,
     incoming_is_pull: bool,
@@ -45,20 +45,13 @@ def claim_action(
     over, and so does anyone when the owner's delivery was parked as failed."""
     if state is None:
         return ClaimAction.CLAIM
-    if state.get("owner") == owner:
+    if state.owner == owner:
         return ClaimAction.RESUME
     if explicit or owner_failed:
         return ClaimAction.TAKE_OVER
-    claimed_by_push = (state.get("target") or {}).get("pull_number") is None
-    if incoming_is_pull and claimed_by_push:
+    if incoming_is_pull and state.claimed_by_push:
         return ClaimAction.TAKE_OVER
     return ClaimAction.SKIP
-
-
-def outdated_override(command: Command, *, pinned_sha: str, current_head: str) -> bool:
-    """An override from a check run of a commit that is no longer the pull request's head
-    would decide a commit nobody judged: refused. Re-runs of an old commit are harmless."""
-    return command.kind == "override" and pinned_sha != current_head
 
 
 # -- what is judged ---------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""What is remembered of one head sha: who judges it, its check run, the verdict shown.
+
+One frozen model, loaded and saved only here. A `judge` check run exists once per sha,
+and commands (`/judge override`, re-runs, buttons) act on what the last judgment left,
+so every reader and writer goes through `ShaState`.
+
+Rows written before the model had a `version` load as version 0 with the same fields;
+a later change of shape bumps `STATE_VERSION` and converts older rows in `load_state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.judge.config import Mode
+from bot.judge.records import Verdict, VerdictRecord
+from bot.judging.target import Target
+from bot.storage.base import Storage
+
+STATE_NAMESPACE = "judged-sha"
+STATE_VERSION = 1
+
+
+def state_key(repository: str, head_sha: str) -> str:
+    return f"{repository.lower()}@{head_sha}"
+
+
+class Override(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    by: str
+
+
+class ShaState(BaseModel):
+    """`verdict` is a `Verdict` value, or `skipped` for a run that judged nothing."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    version: int = 0
+    owner: str | None = None
+    target: dict[str, Any] | None = None
+    check_run_id: int | None = None
+    check_run_url: str = ""
+    annotations_sent: tuple[str, ...] = ()
+    verdict: str | None = None
+    conclusion: str | None = None
+    mode: Mode | None = None
+    commit_people: tuple[str, ...] = ()
+    records: tuple[VerdictRecord, ...] = ()
+    override: Override | None = None
+
+    @classmethod
+    def fresh(cls, owner: str, target: Target) -> ShaState:
+        return cls(version=STATE_VERSION, owner=owner, target=target.to_json())
+
+    @property
+    def claimed_by_push(self) -> bool:
+        return (self.target or {}).get("pull_number") is None
+
+    @property
+    def judged(self) -> bool:
+        """A verdict of the judges is on the run: something an override can replace."""
+        return bool(self.records) and self.check_run_id is not None
+
+    def judged_target(self, trigger: str) -> Target | None:
+        return None if not self.target else Target.from_json(self.target, trigger)
+
+    def with_run(self, run_id: int, url: str) -> ShaState:
+        return self.model_copy(
+            update={"check_run_id": run_id, "check_run_url": url, "annotations_sent": ()}
+        )
+
+    def with_sent(self, keys: Sequence[str]) -> ShaState:
+        return self.model_copy(update={"annotations_sent": (*self.annotations_sent, *keys)})
+
+
+async def load_state(storage: Storage, key: str) -> ShaState | None:
+    raw = await storage.kv_get(STATE_NAMESPACE, key)
+    return None if raw is None else ShaState.model_validate(raw)
+
+
+async def save_state(storage: Storage, key: str, state: ShaState) -> None:
+    row = state.model_copy(update={"version": STATE_VERSION}).model_dump(mode="json")
+    await storage.kv_put(STATE_NAMESPACE, key, row)
+
+
+async def put_state_if_absent(storage: Storage, key: str, state: ShaState) -> bool:
+    row = state.model_copy(update={"version": STATE_VERSION}).model_dump(mode="json")
+    return await storage.kv_put_if_absent(STATE_NAMESPACE, key, row)

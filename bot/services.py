@@ -1,0 +1,60 @@
+"""The collaborators handlers use besides the event, as one typed object per process.
+
+The app builds `Services` when it starts (the GitHub client needs the HTTP session that
+only exists then) and puts it in the `ServiceHub` it created with the application, so a
+worker that dispatches a delivery always reaches the same, fully built object. Tests
+build a hub with their own fakes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+from cachetools import LRUCache
+
+from bot.github.client import GitHubApp
+from bot.judge.config import JudgeConfig
+from bot.judge.engine import JudgeEngine
+
+# A repository's `models:` override gets an engine of its own; few repositories override,
+# so a small bound keeps every live combination without growing without end.
+REPO_ENGINES_KEPT = 64
+
+EngineKey = tuple[tuple[str, str | None], ...]
+
+
+@dataclass
+class Services:
+    github: GitHubApp
+    judge_config: JudgeConfig
+    engine: JudgeEngine
+    llm_client: httpx.AsyncClient
+    max_attempts: int = 1
+    repo_engines: LRUCache[EngineKey, JudgeEngine] = field(
+        default_factory=lambda: LRUCache(maxsize=REPO_ENGINES_KEPT)
+    )
+
+
+class ServicesNotReady(RuntimeError):
+    """A handler ran before the app started, or in setup mode (no APP_ID yet)."""
+
+
+class ServiceHub:
+    """Where the app's `Services` live once it has started."""
+
+    def __init__(self, services: Services | None = None) -> None:
+        self._services = services
+
+    def provide(self, services: Services) -> None:
+        self._services = services
+
+    @property
+    def ready(self) -> bool:
+        return self._services is not None
+
+    @property
+    def services(self) -> Services:
+        if self._services is None:
+            raise ServicesNotReady("services are built when the configured app starts")
+        return self._services
