@@ -35,9 +35,10 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.judge.config import JudgeConfig
-from bot.judge.engine import JudgeEngine, JudgePanel, JudgeRequest, Seat, build_panel
+from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.providers import Completion, LLMProvider
 from bot.judge.records import JudgedFile, TaskSpec
+from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
 

@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import itertools
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,16 +14,10 @@ import httpx
 import pytest
 
 from bot.judge.config import JudgeConfig
-from bot.judge.engine import (
-    JudgeEngine,
-    JudgePanel,
-    JudgeRequest,
-    Seat,
-    build_panel,
-    seat_panel,
-)
+from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.providers import ProviderError
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict, VerdictRecord
+from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 
@@ -856,57 +850,6 @@ async def test_sensitive_change_with_an_unseated_deep_judge(
         assert "deep judge's family (moonshot)" in record.reason
 
 
-class _UnusedProvider:
-    """Seating is pure: it never calls the provider."""
-
-    kind = "openai"
-    base_url = "http://unused.invalid/v1"
-
-    async def complete(self, **kwargs: Any) -> Any:
-        raise AssertionError("seat_panel must not call providers")
-
-
-def _seat(model: str, family: str) -> Seat:
-    return Seat(model=model, family=family, provider=_UnusedProvider(), timeout=1, max_chars=1000)
-
-
-@pytest.fixture
-def panel() -> Iterator[JudgePanel]:
-    seats = {
-        Tier.QUICK: _seat("q", "openai"),
-        Tier.DEEP: _seat("d", "moonshot"),
-        Tier.TIEBREAKER: _seat("t", "meta"),
-    }
-    alternates = [_seat("a1", "moonshot"), _seat("a2", "google"), _seat("a3", "anthropic")]
-    yield JudgePanel(tiers=seats, alternates={tier: alternates for tier in seats})
-
-
-@pytest.mark.parametrize(
-    ("authors", "allow_shared", "expected"),
-    [
-        ([], False, {"quick": "q", "deep": "d", "tiebreaker": "t"}),
-        (["openai"], False, {"quick": "a2", "deep": "d", "tiebreaker": "t"}),
-        (["openai"], True, {"quick": "a1", "deep": "d", "tiebreaker": "t"}),
-        (["openai", "google"], False, {"quick": "a3", "deep": "d", "tiebreaker": "t"}),
-        (["openai", "meta"], False, {"quick": "a2", "deep": "d", "tiebreaker": "a3"}),
-        (["openai", "meta", "moonshot"], False, {"quick": "a2", "deep": "a3", "tiebreaker": None}),
-        (["anthropic"], False, {"quick": "q", "deep": "d", "tiebreaker": "t"}),
-        (["OpenAI"], False, {"quick": "a2", "deep": "d", "tiebreaker": "t"}),
-    ],
-)
-def test_seat_panel(
-    panel: JudgePanel, authors: list[str], allow_shared: bool, expected: dict[str, str | None]
-) -> None:
-    seating = seat_panel(panel, authors, allow_shared_family=allow_shared)
-    got = {tier.value: (s.seat.model if s.seat else None) for tier, s in seating.items()}
-    assert got == expected
-    for seated in seating.values():
-        if seated.seat is None:
-            assert seated.reason and "four-eyes" in seated.reason
-        elif seated.substituted_for:
-            assert seated.seat.family.lower() not in {a.lower() for a in authors}
-
-
 COMPLETION_PASS = {
     "pass": True,
     "reason": "all directives met",
@@ -965,28 +908,6 @@ async def test_cache_throttle_and_audit_on_every_backend(
     assert len(fake_llm.requests) == 2
     stored = await storage.list_verdicts(repository="acme/widgets")
     assert [s.verdict for s in stored] == ["accept", "accept", "accept", "undetermined"]
-
-
-@pytest.mark.parametrize(
-    ("scores", "verdict", "label"),
-    [
-        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.IMPROVE, "GO"),
-        ({"semantic": 2, "pragmatic": 4, "syntactic": 4}, Verdict.IMPROVE, "NO-GO"),
-        ({"semantic": 4, "pragmatic": 4, "syntactic": 5}, Verdict.ACCEPT, "GO"),
-        ({"semantic": 1, "pragmatic": 1, "syntactic": 1}, Verdict.REJECT, "NO-GO"),
-        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.ESCALATE, "UNDETERMINED"),
-        ({}, Verdict.UNDETERMINED, "UNDETERMINED"),
-    ],
-)
-def test_pre_push_label_follows_phase_a_b(
-    scores: dict[str, float], verdict: Verdict, label: str
-) -> None:
-    """GO = every content score >= 3 (seed 000), whatever the average; doubt never blocks."""
-    from bot.judge.engine import pre_push_label
-    from bot.judge.records import RoundRecord
-
-    last = RoundRecord(round=1, judge_tier=Tier.QUICK, model="m", family="f", scores=scores)
-    assert pre_push_label(RubricName.CONTENT, verdict, last) == label
 
 
 async def test_concurrent_judgments_respect_the_hourly_throttle(

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import pytest
 
-from bot.judge.protocol import (
-    Decision,
-    RoundResult,
-    RunTier,
-    next_step,
-    run_to_decision,
-)
+from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
 from bot.judge.records import Tier, Verdict
 
 A, IM, R, E, U = (
@@ -27,6 +22,26 @@ OUTCOMES: list[Verdict | None] = [A, IM, R, E, U, FAIL]
 ALL = frozenset(Tier)
 QUICK_DEEP = frozenset({Tier.QUICK, Tier.DEEP})
 QUICK_ONLY = frozenset({Tier.QUICK})
+
+
+def run_to_decision(
+    verdicts: Sequence[Verdict | None],
+    *,
+    sensitive: bool = False,
+    available: frozenset[Tier] = ALL,
+) -> tuple[Decision, int]:
+    """Drive the machine with scripted verdicts, one per round asked for, the way the
+    engine does. Returns the decision and how many rounds ran."""
+    rounds: list[RoundResult] = []
+    script = list(verdicts)
+    while True:
+        step = next_step(rounds, sensitive=sensitive, available=available)
+        if isinstance(step, Decision):
+            return step, len(rounds)
+        if not script:
+            raise ValueError(f"the protocol asked for the {step.tier.value} tier; script ended")
+        rounds.append(RoundResult(step.tier, script.pop(0)))
+
 
 # (script of verdicts, sensitive) -> (final verdict, consensus, rounds run)
 # Rows for every combination reachable with all three tiers configured.

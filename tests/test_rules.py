@@ -7,16 +7,12 @@ from typing import Any
 
 import pytest
 
-from bot.commands.plan import outdated_override
 from bot.github.types import ChangedPath, CommitInfo
-from bot.judge.records import Verdict
 from bot.judging.repo_config import parse_repo_config
 from bot.judging.rules import (
     ClaimAction,
-    IssueAction,
     bypass_of,
     claim_action,
-    issue_action,
     prepare_files,
     push_needs_no_run,
     unsent,
@@ -158,45 +154,3 @@ def test_annotations_are_never_sent_twice() -> None:
     from bot.judging.rules import annotation_key
 
     assert unsent([one, two], [annotation_key(one)]) == [two]
-
-
-# -- the disagreement issue ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("verdict", "known", "expected"),
-    [
-        (Verdict.ESCALATE, None, IssueAction.OPEN),
-        (Verdict.ESCALATE, {"state": "opening"}, IssueAction.OPEN),
-        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.COMMENT),
-        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": SHA}, IssueAction.NONE),
-        (Verdict.ESCALATE, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.REOPEN),
-        (Verdict.ACCEPT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.CLOSE),
-        (Verdict.ACCEPT, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.NONE),
-        (Verdict.ACCEPT, None, IssueAction.NONE),
-        (Verdict.REJECT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.NONE),
-        (Verdict.IMPROVE, None, IssueAction.NONE),
-        (Verdict.UNDETERMINED, {"number": 3, "state": "open"}, IssueAction.NONE),
-    ],
-)
-def test_issue_action(
-    verdict: Verdict, known: dict[str, Any] | None, expected: IssueAction
-) -> None:
-    assert issue_action(verdict, known, SHA) is expected
-
-
-@pytest.mark.parametrize(
-    ("kind", "action", "pinned", "expected"),
-    [
-        ("override", "accept", "old", True),
-        ("override", "accept", "head", False),
-        ("override", "cancel", "old", True),
-        ("rerun", None, "old", False),
-        ("rerun", None, "head", False),
-    ],
-)
-def test_outdated_override(kind: str, action: str | None, pinned: str, expected: bool) -> None:
-    from bot.commands.grammar import Command
-
-    command = Command(kind, action=action)  # type: ignore[arg-type]
-    assert outdated_override(command, pinned_sha=pinned, current_head="head") is expected

@@ -22,36 +22,14 @@ from bot.disagreement.issue import (
     render_followup_comment,
     render_issue_body,
 )
+from bot.disagreement.lifecycle import IssueAction, issue_action, issue_key, links_for, task_key
 from bot.github.gateway import RepoGateway
 from bot.judge.records import Verdict, VerdictRecord
-from bot.judging.rules import IssueAction, issue_action
 from bot.judging.target import Target
 from bot.storage.base import Storage
 
 BY_TASK = "disagreement-by-task"
 BY_ISSUE = "disagreement-by-issue"
-
-
-def task_key(repository: str, task: str) -> str:
-    return f"{repository.lower()}|{task}"
-
-
-def issue_key(repository: str, number: int) -> str:
-    return f"{repository.lower()}#{number}"
-
-
-def links_for(target: Target, check_run_url: str) -> IssueLinks:
-    base = f"https://github.com/{target.repository}"
-    if target.pull_number is not None:
-        subject = f"{base}/pull/{target.pull_number}"
-    else:
-        subject = f"{base}/commit/{target.head_sha}"
-    return IssueLinks(
-        task=target.task,
-        subject_url=subject,
-        check_run_url=check_run_url or None,
-        is_pull_request=target.pull_number is not None,
-    )
 
 
 async def known_issue(

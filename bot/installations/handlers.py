@@ -3,40 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any
 
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
+from bot.installations.accounts import installation_from_payload, repository_names
 from bot.intake.dispatch import Context
-from bot.storage.base import Installation
 
 log = logging.getLogger(__name__)
 router = Router()
-
-
-def installation_from_payload(
-    payload: Mapping[str, Any], suspended: bool, now: datetime
-) -> Installation:
-    """Pure: the stored view of an `installation` object from a webhook payload."""
-    installation = payload["installation"]
-    account = installation.get("account") or {}
-    return Installation(
-        installation_id=int(installation["id"]),
-        account=str(account.get("login", "")),
-        account_type=str(account.get("type", "")),
-        repository_selection=str(installation.get("repository_selection", "selected")),
-        suspended=suspended,
-        updated_at=now,
-    )
-
-
-def repository_names(entries: Any) -> list[str]:
-    if not isinstance(entries, list):
-        return []
-    return [str(entry["full_name"]) for entry in entries if isinstance(entry, dict)]
 
 
 @router.register("installation", action="created")

@@ -24,7 +24,7 @@ Validation errors never echo input values (`hide_input_in_errors`): they may be 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -338,11 +338,3 @@ def load_config(**overrides: Any) -> JudgeConfig:
             message = str(error["msg"]).removeprefix("Value error, ")
             problems.append(f"JUDGE_{where.upper()}: {message}" if where else message)
         raise JudgeConfigError("; ".join(problems)) from None
-
-
-def describe_tiers(config: JudgeConfig) -> Sequence[str]:
-    """Human-readable tier lines without secrets (for logs and `--help`-style output)."""
-    return [
-        f"{tier.value}: {seat.model} ({seat.family}) via {seat.provider} {seat.base_url}"
-        for tier, seat in config.tiers().items()
-    ]

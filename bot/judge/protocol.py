@@ -165,22 +165,3 @@ def _decide(rounds: Sequence[RoundResult], *, sensitive: bool, available: frozen
     tiebreaker = rounds[2].verdict
     assert tiebreaker is not None
     return _after_tiebreaker(tiebreaker)
-
-
-def run_to_decision(
-    verdicts: Sequence[Verdict | None],
-    *,
-    sensitive: bool = False,
-    available: frozenset[Tier] = frozenset(_ORDER),
-) -> tuple[Decision, int]:
-    """Drive the machine with scripted verdicts, one per round asked for. Returns the
-    decision and how many rounds ran. (Tests and docs use it; the engine loops itself.)"""
-    rounds: list[RoundResult] = []
-    script = list(verdicts)
-    while True:
-        step = next_step(rounds, sensitive=sensitive, available=available)
-        if isinstance(step, Decision):
-            return step, len(rounds)
-        if not script:
-            raise ValueError(f"the protocol asked for the {step.tier.value} tier; script ended")
-        rounds.append(RoundResult(step.tier, script.pop(0)))

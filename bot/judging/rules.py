@@ -10,10 +10,10 @@ import enum
 import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from bot.github.types import ChangedPath, added_lines_from_patch
-from bot.judge.records import JudgedFile, Verdict
+from bot.judge.records import JudgedFile
 from bot.judging.check_run import Annotation
 from bot.judging.repo_config import LeftOut, RepoConfig, author_matches, select_files
 from bot.judging.state import ShaState
@@ -137,30 +137,3 @@ def unsent(annotations: Sequence[Annotation], sent: Collection[str]) -> list[Ann
             seen.add(key)
             fresh.append(annotation)
     return fresh
-
-
-# -- the disagreement issue ------------------------------------------------------------------
-
-
-class IssueAction(enum.StrEnum):
-    NONE = "none"
-    OPEN = "open"
-    COMMENT = "comment"
-    REOPEN = "reopen"
-    CLOSE = "close"
-
-
-def issue_action(verdict: Verdict, known: Mapping[str, Any] | None, head_sha: str) -> IssueAction:
-    """What the task's issue needs after a verdict. `known` is what storage remembers of
-    it (number, state, the sha last reported). The same sha is never reported twice, so a
-    retried delivery does not comment again."""
-    state = None if known is None else known.get("state")
-    if verdict is Verdict.ESCALATE:
-        if state is None or known is None or known.get("number") is None:
-            return IssueAction.OPEN
-        if known.get("last_sha") == head_sha:
-            return IssueAction.NONE
-        return IssueAction.COMMENT if state == "open" else IssueAction.REOPEN
-    if verdict is Verdict.ACCEPT and state == "open":
-        return IssueAction.CLOSE
-    return IssueAction.NONE

@@ -1,0 +1,66 @@
+"""The disagreement issue's life, decided from what storage remembers of it. Pure.
+
+    escalate  no issue yet ──> open;  open ──> comment;  closed ──> reopen
+              the same sha reported already ──> nothing (a retried delivery)
+    accept    an open issue ──> close
+    anything else ──> nothing
+
+Storage keys and the links an issue shows are derived here too, so `sync` only carries
+out what these return.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from bot.disagreement.issue import IssueLinks
+from bot.judge.records import Verdict
+from bot.judging.target import Target
+
+
+def task_key(repository: str, task: str) -> str:
+    return f"{repository.lower()}|{task}"
+
+
+def issue_key(repository: str, number: int) -> str:
+    return f"{repository.lower()}#{number}"
+
+
+def links_for(target: Target, check_run_url: str) -> IssueLinks:
+    base = f"https://github.com/{target.repository}"
+    if target.pull_number is not None:
+        subject = f"{base}/pull/{target.pull_number}"
+    else:
+        subject = f"{base}/commit/{target.head_sha}"
+    return IssueLinks(
+        task=target.task,
+        subject_url=subject,
+        check_run_url=check_run_url or None,
+        is_pull_request=target.pull_number is not None,
+    )
+
+
+class IssueAction(enum.StrEnum):
+    NONE = "none"
+    OPEN = "open"
+    COMMENT = "comment"
+    REOPEN = "reopen"
+    CLOSE = "close"
+
+
+def issue_action(verdict: Verdict, known: Mapping[str, Any] | None, head_sha: str) -> IssueAction:
+    """What the task's issue needs after a verdict. `known` is what storage remembers of
+    it (number, state, the sha last reported). The same sha is never reported twice, so a
+    retried delivery does not comment again."""
+    state = None if known is None else known.get("state")
+    if verdict is Verdict.ESCALATE:
+        if state is None or known is None or known.get("number") is None:
+            return IssueAction.OPEN
+        if known.get("last_sha") == head_sha:
+            return IssueAction.NONE
+        return IssueAction.COMMENT if state == "open" else IssueAction.REOPEN
+    if verdict is Verdict.ACCEPT and state == "open":
+        return IssueAction.CLOSE
+    return IssueAction.NONE

@@ -1,0 +1,208 @@
+"""The code rubric (seed 002): four dimensions in 0.0-1.0 and the issues found.
+
+Code needs more than scores: a major issue (a test written to pass rather than to
+verify, scope creep) blocks an accept whatever the scores, and a judge that says it has
+low confidence hands the change to a human instead of its guess becoming a gate. The
+verdict table is in bot/judge/rubrics.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from bot.judge.parsing import (
+    ParseError,
+    model_label,
+    normalized,
+    raw_scores,
+    reconcile_average,
+    string_list,
+    text_field,
+    to_unit_score,
+)
+from bot.judge.records import GoNoGo, RubricName, Verdict
+from bot.judge.rubric_base import (
+    STRINGS_SCHEMA,
+    FrozenModel,
+    RubricAnswer,
+    exact,
+    go_no_go,
+    object_schema,
+)
+
+CODE_DIMENSIONS = ("correctness", "scope_adherence", "code_quality", "completeness")
+Confidence = Literal["high", "medium", "low"]
+
+
+class CodeThresholds(FrozenModel):
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "correctness": 0.4,
+            "scope_adherence": 0.2,
+            "code_quality": 0.2,
+            "completeness": 0.2,
+        }
+    )
+    pass_min: float = Field(default=0.7, ge=0, le=1)
+    reject_below: float = Field(default=0.4, ge=0, le=1)
+    major_issue_correctness_below: float = Field(default=0.7, ge=0, le=1)
+    low_confidence_escalates: bool = True
+
+    @model_validator(mode="after")
+    def _valid(self) -> CodeThresholds:
+        if set(self.weights) != set(CODE_DIMENSIONS):
+            raise ValueError(f"weights must name exactly {', '.join(CODE_DIMENSIONS)}")
+        if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
+            raise ValueError("weights must be non-negative and not all zero")
+        if self.reject_below > self.pass_min:
+            raise ValueError("reject_below must not exceed pass_min")
+        return self
+
+
+_CODE_TEXT = """\
+You are a code review judge. Be harsh but fair; do not grade on a curve.
+Score each dimension from 0.0 to 1.0:
+
+| Dimension | What it measures |
+|-----------|------------------|
+| correctness | Does the code do what was asked? Do the tests test the right thing? |
+| scope_adherence | Did the change stay on task: no unrelated edits, no gold-plating? |
+| code_quality | Follows the project's patterns; clean, readable, no hacks? |
+| completeness | No stubs, placeholder markers, commented-out code or missing edge cases? |
+
+Flag any test that looks written to pass rather than to verify, and any scope creep, \
+as issues with severity "major" or "minor".
+Verdict labels: pass when every dimension >= {pass_min} and there is no major issue; \
+fail when any dimension < {reject_below}; partial otherwise. Set confidence to low when \
+you cannot tell from what you were shown.
+
+Reply with one JSON object and nothing else:
+{{"verdict": "pass|partial|fail", "score": n, "dimensions": {{"correctness": n, \
+"scope_adherence": n, "code_quality": n, "completeness": n}}, "issues": [{{"severity": \
+"major|minor", "description": "..."}}], "summary": "...", "improvements": ["..."], \
+"confidence": "high|medium|low"}}"""
+
+
+def _issues(obj: Mapping[str, Any]) -> list[dict[str, str]]:
+    value = normalized(obj).get("issues")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ParseError("'issues' must be a list")
+    out: list[dict[str, str]] = []
+    for item in value:
+        if isinstance(item, str):
+            out.append({"severity": "minor", "description": item.strip()})
+            continue
+        if not isinstance(item, Mapping):
+            raise ParseError("each issue must be an object or a string")
+        inner = normalized(item)
+        severity = str(inner.get("severity", "minor")).strip().lower()
+        if severity not in ("major", "minor"):
+            raise ParseError(f"issue severity {severity!r} is not major or minor")
+        description = inner.get("description", "")
+        out.append(
+            {
+                "severity": severity,
+                "description": description.strip()
+                if isinstance(description, str)
+                else json.dumps(description),
+            }
+        )
+    return out
+
+
+def _confidence(obj: Mapping[str, Any]) -> Confidence | None:
+    value = normalized(obj).get("confidence")
+    if value is None:
+        return None
+    label = str(value).strip().lower()
+    if label == "high":
+        return "high"
+    if label == "medium":
+        return "medium"
+    if label == "low":
+        return "low"
+    raise ParseError(f"confidence {value!r} is not high, medium or low")
+
+
+class CodeRubric:
+    name: RubricName = RubricName.CODE
+    prompt_version: str = "code/1"
+    dimensions: tuple[str, ...] = CODE_DIMENSIONS
+    verdict_keys: frozenset[str] = frozenset({"scores", "dimensions", "verdict", *CODE_DIMENSIONS})
+
+    def __init__(self, thresholds: CodeThresholds | None = None) -> None:
+        self.thresholds = thresholds or CodeThresholds()
+
+    def instructions(self) -> str:
+        return _CODE_TEXT.format(
+            pass_min=self.thresholds.pass_min, reject_below=self.thresholds.reject_below
+        )
+
+    def response_schema(self) -> dict[str, Any]:
+        unit = {"type": "number", "minimum": 0, "maximum": 1}
+        issue = object_schema(
+            {
+                "severity": {"type": "string", "enum": ["major", "minor"]},
+                "description": {"type": "string"},
+            }
+        )
+        return object_schema(
+            {
+                "verdict": {"type": "string", "enum": ["pass", "partial", "fail"]},
+                "score": unit,
+                "dimensions": object_schema({d: unit for d in self.dimensions}),
+                "issues": {"type": "array", "items": issue},
+                "summary": {"type": "string"},
+                "improvements": STRINGS_SCHEMA,
+                "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
+            }
+        )
+
+    def weighted(self, scores: Mapping[str, float]) -> float:
+        w = self.thresholds.weights
+        return sum(w[d] * scores[d] for d in self.dimensions) / sum(w.values())
+
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
+        raw = raw_scores(obj, self.dimensions, nested_keys=("dimensions", "scores"))
+        scores = {d: to_unit_score(v, d) for d, v in raw.items()}
+        issues = _issues(obj)
+        confidence = _confidence(obj)
+        extra: dict[str, Any] = {"issues": issues, "confidence": confidence}
+        top = normalized(obj)
+        computed = round(self.weighted(scores), 4)
+        average = reconcile_average(top.get("score", top.get("average")), computed, extra)
+        improvements = string_list(obj, "improvements", "suggestions")
+        if not improvements:
+            improvements = [i["description"] for i in issues if i["description"]]
+        return RubricAnswer(
+            scores=scores,
+            average=average,
+            reasoning=text_field(obj, "summary", "reasoning", "reason"),
+            improvements=improvements,
+            model_verdict=model_label(obj, "verdict"),
+            extra=extra,
+        )
+
+    def decide(self, answer: RubricAnswer) -> Verdict:
+        t = self.thresholds
+        if t.low_confidence_escalates and answer.extra.get("confidence") == "low":
+            return Verdict.ESCALATE
+        values = [answer.scores[d] for d in self.dimensions]
+        major = any(i.get("severity") == "major" for i in answer.extra.get("issues", []))
+        if any(exact(v) < exact(t.reject_below) for v in values):
+            return Verdict.REJECT
+        correctness = exact(answer.scores["correctness"])
+        if major and correctness < exact(t.major_issue_correctness_below):
+            return Verdict.REJECT
+        if all(exact(v) >= exact(t.pass_min) for v in values) and not major:
+            return Verdict.ACCEPT
+        return Verdict.IMPROVE
+
+    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+        return go_no_go(answer.scores, self.thresholds.pass_min)

@@ -1,0 +1,131 @@
+"""The content rubric (seed 000): KLS semantic/pragmatic/syntactic, whole scores 1-5.
+
+It judges documents and other prose, the default for any path a repository does not
+map to another rubric. Its GO label (every score >= `go_min`) comes from the phase A/B
+pre-push hook and deliberately differs from its verdict: (3, 3, 3) is GO yet improve.
+The verdict table is in bot/judge/rubrics.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from bot.judge.parsing import (
+    model_label,
+    normalized,
+    raw_scores,
+    reconcile_average,
+    string_list,
+    text_field,
+    to_int_score,
+)
+from bot.judge.records import GoNoGo, RubricName, Verdict
+from bot.judge.rubric_base import (
+    STRINGS_SCHEMA,
+    FrozenModel,
+    RubricAnswer,
+    go_no_go,
+    mean_at_least,
+    object_schema,
+)
+
+CONTENT_DIMENSIONS = ("semantic", "pragmatic", "syntactic")
+
+
+class ContentThresholds(FrozenModel):
+    accept_min: int = Field(default=3, ge=1, le=5)
+    accept_average: float = Field(default=3.5, ge=1, le=5)
+    reject_below: int = Field(default=2, ge=1, le=5)
+    go_min: int = Field(default=3, ge=1, le=5)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ContentThresholds:
+        if self.reject_below > self.accept_min:
+            raise ValueError("reject_below must not exceed accept_min")
+        return self
+
+
+def content_verdict(scores: Mapping[str, float], t: ContentThresholds | None = None) -> Verdict:
+    t = t or ContentThresholds()
+    values = list(scores.values())
+    if not values:
+        raise ValueError("no scores")
+    if any(v < t.reject_below for v in values):
+        return Verdict.REJECT
+    if all(v >= t.accept_min for v in values) and mean_at_least(values, t.accept_average):
+        return Verdict.ACCEPT
+    return Verdict.IMPROVE
+
+
+_CONTENT_TEXT = """\
+Score the change on three dimensions of the KLS quality framework, each a whole number 1-5.
+
+| Dimension | Question | Criteria |
+|-----------|----------|----------|
+| semantic | Does it accurately represent the domain? | Factual correctness, domain \
+terminology, no contradictions |
+| pragmatic | Does it enable the intended decisions or actions? | Actionable, useful, \
+addresses the task goal |
+| syntactic | Is it internally consistent and well-structured? | Format compliance, \
+structural completeness, no broken references |
+
+Scale: 1 poor (major issues, blocks use); 2 below standard (significant gaps); 3 adequate \
+(meets the minimum bar); 4 good (clear, useful, few issues); 5 excellent (exemplary, no issues).
+
+Verdict labels: accept when every dimension >= {accept_min} and the average >= \
+{accept_average}; reject when any dimension < {reject_below}; improve otherwise. \
+List concrete improvements whenever a dimension is below 5.
+
+Reply with one JSON object and nothing else:
+{{"scores": {{"semantic": n, "pragmatic": n, "syntactic": n}}, "average": n, \
+"verdict": "accept|improve|reject", "reasoning": "...", "improvements": ["..."]}}"""
+
+
+class ContentRubric:
+    name: RubricName = RubricName.CONTENT
+    prompt_version: str = "content/1"
+    dimensions: tuple[str, ...] = CONTENT_DIMENSIONS
+    verdict_keys: frozenset[str] = frozenset({"scores", "verdict", *CONTENT_DIMENSIONS})
+
+    def __init__(self, thresholds: ContentThresholds | None = None) -> None:
+        self.thresholds = thresholds or ContentThresholds()
+
+    def instructions(self) -> str:
+        return _CONTENT_TEXT.format(**self.thresholds.model_dump())
+
+    def response_schema(self) -> dict[str, Any]:
+        score = {"type": "integer", "minimum": 1, "maximum": 5}
+        return object_schema(
+            {
+                "scores": object_schema({d: score for d in self.dimensions}),
+                "average": {"type": "number"},
+                "verdict": {"type": "string", "enum": ["accept", "improve", "reject"]},
+                "reasoning": {"type": "string"},
+                "improvements": STRINGS_SCHEMA,
+            }
+        )
+
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
+        raw = raw_scores(obj, self.dimensions)
+        scores: dict[str, float] = {d: to_int_score(v, d, 1, 5) for d, v in raw.items()}
+        extra: dict[str, Any] = {}
+        top = normalized(obj)
+        computed = round(sum(scores.values()) / len(scores), 2)
+        average = reconcile_average(top.get("average", top.get("avg")), computed, extra)
+        return RubricAnswer(
+            scores=scores,
+            average=average,
+            reasoning=text_field(obj, "reasoning", "reason", "findings", "summary"),
+            improvements=string_list(obj, "improvements", "revision_suggestions"),
+            model_verdict=model_label(obj, "verdict"),
+            extra=extra,
+        )
+
+    def decide(self, answer: RubricAnswer) -> Verdict:
+        return content_verdict(answer.scores, self.thresholds)
+
+    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+        return go_no_go(answer.scores, self.thresholds.go_min)

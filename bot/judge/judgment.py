@@ -1,0 +1,180 @@
+"""The engine's own decisions about a judgment, and how a decision becomes a record.
+
+The engine (bot/judge/engine.py) fetches and stores; everything it decides without a
+model is a pure function here, so each rule can be read and tested on its own:
+
+    refuse_before_models  a mechanical hard failure rejects; no LLM configured is
+                          undetermined (in that order: a credential in the change is a
+                          reject even where no model could have looked)
+    four_eyes_refusal     no independent quick judge: undetermined before any budget
+                          is counted
+    admission_refused     a throttle or budget refusal, recorded under its own mode
+    with_unseated_reason  a protocol decision caused by an unseated tier names the
+                          four-eyes cause too
+    escalate_injection    instructions aimed at the judge turn an accept into escalate
+    verdict_record        the VerdictRecord for a decision and the rounds that led to it
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.judge.mechanical import has_hard_failure
+from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
+from bot.judge.records import (
+    CallStats,
+    Finding,
+    GoNoGo,
+    RoundRecord,
+    RubricName,
+    Tier,
+    Truncation,
+    Verdict,
+    VerdictRecord,
+    go_no_go_of,
+)
+from bot.judge.rubrics import go_no_go as content_go_no_go
+from bot.judge.seating import Seating
+
+NOT_CONFIGURED_NOTE = (
+    "no LLM judge is configured (set JUDGE_LLM_BASE_URL or JUDGE_LLM_API_KEY and "
+    "JUDGE_QUICK_MODEL); only the mechanical checks ran"
+)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A judgment decided without asking a model, and the record's `mode` for it."""
+
+    decision: Decision
+    mode: str
+    note: str | None = None
+    """Why the models did not run, when that is a setup matter the user must fix."""
+
+
+def refuse_before_models(mechanical: Sequence[Finding], *, configured: bool) -> Settled | None:
+    if has_hard_failure(mechanical):
+        kinds = sorted({f.kind for f in mechanical if f.severity == "hard"})
+        reason = "mechanical hard failure: " + ", ".join(kinds)
+        return Settled(Decision(Verdict.REJECT, reason=reason), "mechanical")
+    if not configured:
+        return Settled(
+            Decision(Verdict.UNDETERMINED, reason="model tiers were not run"),
+            "unconfigured",
+            note=NOT_CONFIGURED_NOTE,
+        )
+    return None
+
+
+def four_eyes_refusal(seating: Mapping[Tier, Seating]) -> Settled | None:
+    first = seating.get(Tier.QUICK)
+    if first is not None and first.seat is None:
+        return Settled(Decision(Verdict.UNDETERMINED, reason=first.reason), "four-eyes")
+    return None
+
+
+def admission_refused(reason: str) -> Settled:
+    mode = "throttled" if reason.startswith("throttled") else "budget"
+    return Settled(Decision(Verdict.UNDETERMINED, reason=reason), mode)
+
+
+def with_unseated_reason(
+    decision: Decision,
+    results: Sequence[RoundResult],
+    sensitive: bool,
+    seating: Mapping[Tier, Seating],
+) -> Decision:
+    """Add the four-eyes cause when a full panel would have run a tier that is unseated
+    (the protocol's own reason only says the tier is not available)."""
+    # Availability only turns steps into decisions, so a history the reduced panel
+    # produced is one the full panel would have produced too.
+    step = next_step(results, sensitive=sensitive, available=frozenset(seating))
+    if not isinstance(step, RunTier):
+        return decision
+    why = seating[step.tier].reason
+    if not why:
+        return decision
+    reason = f"{decision.reason}; {why}" if decision.reason else why
+    return Decision(decision.verdict, consensus=decision.consensus, reason=reason)
+
+
+def escalate_injection(decision: Decision, injection: Sequence[Finding]) -> Decision:
+    """A reject or improve stands (the injection did not soften it); only an accept
+    needs a human to confirm it was not talked into."""
+    if not injection or decision.verdict is not Verdict.ACCEPT:
+        return decision
+    return Decision(
+        Verdict.ESCALATE,
+        reason="the content holds instructions aimed at the judge ("
+        + ", ".join(sorted({f.kind for f in injection}))
+        + "); a human must confirm the accept",
+    )
+
+
+def pre_push_label(rubric: RubricName, verdict: Verdict, last: RoundRecord | None) -> GoNoGo:
+    """Seed 000 phase A/B: for content, GO means every score >= 3, so an `improve` whose
+    scores all reach 3 (average under 3.5) still passes a blocking pre-push hook. Escalate
+    and undetermined never block; other rubrics follow their verdict."""
+    if (
+        rubric is RubricName.CONTENT
+        and verdict in (Verdict.ACCEPT, Verdict.IMPROVE)
+        and last is not None
+        and last.scores
+    ):
+        return content_go_no_go(last.scores)
+    return go_no_go_of(verdict)
+
+
+def verdict_record(
+    base: Mapping[str, Any],
+    decision: Decision,
+    *,
+    mode: str,
+    rounds: Sequence[RoundRecord] = (),
+    calls: Sequence[CallStats] = (),
+    truncation: Sequence[Truncation] = (),
+    models_not_run_note: str | None = None,
+) -> VerdictRecord:
+    """The record: the fields every judgment has (`base`), the last round's answer as
+    the headline, and the decision."""
+    last = rounds[-1] if rounds else None
+    fields: dict[str, Any] = dict(base)
+    fields.update(
+        model=last.model if last else "",
+        mode=mode,
+        verdict=(last.verdict or Verdict.UNDETERMINED) if last else decision.verdict,
+        scores=dict(last.scores) if last else {},
+        average=last.average if last else None,
+        reasoning=last.reasoning if last else (decision.reason or ""),
+        improvements=list(last.improvements) if last else [],
+        round=len(rounds),
+        judge_tier=last.judge_tier if last else None,
+        previous_rounds=list(rounds),
+        consensus=decision.consensus,
+        truncation=list(truncation),
+        calls=list(calls),
+        final_decision=decision.verdict,
+        go_no_go=pre_push_label(base["rubric"], decision.verdict, last),
+        reason=decision.reason,
+        models_not_run=models_not_run_note is not None,
+        models_not_run_note=models_not_run_note,
+    )
+    return VerdictRecord(**fields)
+
+
+def settled_record(base: Mapping[str, Any], settled: Settled) -> VerdictRecord:
+    return verdict_record(
+        base, settled.decision, mode=settled.mode, models_not_run_note=settled.note
+    )
+
+
+def protocol_mode(rounds: Sequence[RoundRecord]) -> str:
+    """The record's mode after the protocol ran: the tier that spoke last."""
+    return rounds[-1].judge_tier.value if rounds else "none"
+
+
+def cacheable(record: VerdictRecord) -> bool:
+    # Failures and refusals are not answers about the content: ask again next time.
+    return record.final_decision is not Verdict.UNDETERMINED and bool(record.previous_rounds)

@@ -1,0 +1,228 @@
+"""What both wire protocols share: their failures, their answer, and the POST itself.
+
+Every way a call can go wrong becomes one `ProviderError` subclass here, so the engine
+can decide what to do from the type alone (bot/judge/rounds.py) without knowing which
+protocol or which httpx error was behind it. Error texts carry the provider and model
+but never the API key: a key must not reach a record or a log line through a message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+_DETAIL_LIMIT = 300
+
+
+class ProviderError(Exception):
+    """Base of every provider failure."""
+
+    def __init__(self, message: str, *, provider: str, model: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.model = model
+
+
+class ProviderTimeout(ProviderError):
+    pass
+
+
+class ProviderTransportError(ProviderError):
+    def __init__(self, message: str, *, provider: str, model: str, cause: str) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.cause = cause
+        """The name of the underlying error type (for records; never its text)."""
+
+
+class ProviderHTTPError(ProviderError):
+    def __init__(
+        self, message: str, *, provider: str, model: str, status: int, detail: str
+    ) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.status = status
+        self.detail = detail
+
+
+class ProviderRateLimited(ProviderHTTPError):
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int,
+        detail: str,
+        retry_after: float | None,
+    ) -> None:
+        super().__init__(message, provider=provider, model=model, status=status, detail=detail)
+        self.retry_after = retry_after
+
+
+class MalformedResponse(ProviderError):
+    pass
+
+
+class EmptyAnswer(ProviderError):
+    pass
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    model: str
+    provider: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+
+
+def _scrub(text: str, secret: str) -> str:
+    if secret:
+        text = text.replace(secret, "***")
+    return text[:_DETAIL_LIMIT]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _schema_instruction(schema: Mapping[str, Any]) -> str:
+    return (
+        "Respond with one JSON object only, no prose and no markdown fence, "
+        "matching this JSON Schema:\n" + json.dumps(schema, sort_keys=True)
+    )
+
+
+def with_instructions(
+    messages: Sequence[Mapping[str, str]], schema: Mapping[str, Any] | None
+) -> list[dict[str, str]]:
+    """Copy the messages, appending the schema to the system prompt when there is one."""
+    out = [dict(m) for m in messages]
+    if schema is None:
+        return out
+    note = _schema_instruction(schema)
+    for message in out:
+        if message.get("role") == "system":
+            message["content"] = message.get("content", "") + "\n\n" + note
+            return out
+    return [{"role": "system", "content": note}, *out]
+
+
+def completion_of(
+    provider: str,
+    model: str,
+    text: str,
+    payload: Mapping[str, Any],
+    latency_ms: float,
+    usage_keys: tuple[str, str],
+) -> Completion:
+    """The answer, or EmptyAnswer; token counts read from the provider's own usage keys."""
+    if not text.strip():
+        raise EmptyAnswer(
+            f"{provider} model {model} returned an empty answer", provider=provider, model=model
+        )
+    usage = payload.get("usage")
+    counts = usage if isinstance(usage, dict) else {}
+    return Completion(
+        text=text,
+        model=model,
+        provider=provider,
+        prompt_tokens=_int(counts.get(usage_keys[0])),
+        completion_tokens=_int(counts.get(usage_keys[1])),
+        latency_ms=latency_ms,
+    )
+
+
+class HTTPProvider:
+    """The POST and the envelope checks both protocols share."""
+
+    kind: str = ""
+
+    def __init__(self, client: httpx.AsyncClient, base_url: str, api_key: str) -> None:
+        self._client = client
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+
+    def __repr__(self) -> str:
+        # The key stays out of reprs so it never reaches a log line by accident.
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    async def _post(
+        self,
+        url: str,
+        *,
+        model: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        time_limit: float,
+    ) -> httpx.Response:
+        try:
+            return await self._client.post(url, headers=headers, json=body, timeout=time_limit)
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeout(
+                f"{self.kind} call to model {model} timed out after {time_limit:g}s",
+                provider=self.kind,
+                model=model,
+            ) from exc
+        except (httpx.RequestError, httpx.InvalidURL) as exc:
+            # transport failures, an undecodable body, too many redirects, a bad base URL
+            raise self._transport_error(model, type(exc).__name__) from exc
+        except UnicodeError:
+            # A header that is not ASCII: in practice the API key. The exception text
+            # and its `object` hold the header value, so it is dropped, not chained.
+            raise self._transport_error(model, "UnicodeEncodeError") from None
+
+    def _transport_error(self, model: str, cause: str) -> ProviderTransportError:
+        return ProviderTransportError(
+            f"{self.kind} transport error for model {model}: {cause}",
+            provider=self.kind,
+            model=model,
+            cause=cause,
+        )
+
+    def _raise_for_status(self, response: httpx.Response, model: str) -> None:
+        if response.status_code < 400:
+            return
+        detail = _scrub(response.text, self._api_key)
+        message = f"{self.kind} answered HTTP {response.status_code} for model {model}"
+        if response.status_code == 429:
+            raise ProviderRateLimited(
+                message,
+                provider=self.kind,
+                model=model,
+                status=429,
+                detail=detail,
+                retry_after=_retry_after(response),
+            )
+        raise ProviderHTTPError(
+            message, provider=self.kind, model=model, status=response.status_code, detail=detail
+        )
+
+    def _json(self, response: httpx.Response, model: str) -> dict[str, Any]:
+        try:
+            payload = response.json()
+        except (ValueError, RecursionError) as exc:
+            raise MalformedResponse(
+                f"{self.kind} answered non-JSON for model {model}", provider=self.kind, model=model
+            ) from exc
+        if not isinstance(payload, dict):
+            raise MalformedResponse(
+                f"{self.kind} answered a non-object for model {model}",
+                provider=self.kind,
+                model=model,
+            )
+        return payload

@@ -1,0 +1,109 @@
+"""Who judges: the configured panel, and the four-eyes seating for one change.
+
+`build_panel` turns the configuration into seats (one provider per endpoint, so tiers
+on the same endpoint share its structured-output memory). `seat_panel` then applies
+the four-eyes rule to one change: no model family that authored the change judges
+it. It is pure, so the engine can compute the seating before anything is counted
+against a budget, and the verdict cache can key on exactly who would judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+
+from bot.judge.config import TIER_ORDER, Endpoint, JudgeConfig
+from bot.judge.providers import LLMProvider, StructuredOutputMemory, make_provider
+from bot.judge.records import Tier
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A model that can sit at a tier: its family, endpoint and limits."""
+
+    model: str
+    family: str
+    provider: LLMProvider
+    timeout: float
+    max_chars: int
+
+
+@dataclass(frozen=True)
+class JudgePanel:
+    tiers: Mapping[Tier, Seat]
+    alternates: Mapping[Tier, Sequence[Seat]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Seating:
+    """Who judges at one tier for this change (None: nobody independent is left)."""
+
+    seat: Seat | None
+    substituted_for: str | None = None
+    reason: str | None = None
+
+
+def seat_panel(
+    panel: JudgePanel, authoring: Sequence[str], *, allow_shared_family: bool
+) -> dict[Tier, Seating]:
+    """Four-eyes: no tier whose family authored the change judges it.
+
+    A replaced tier takes the first alternate (configured for that tier) whose family
+    neither authored the change nor, unless shared families are allowed, already sits
+    at another tier. Pure: the same panel and authors give the same seating.
+    """
+    authored = {family.lower() for family in authoring}
+    kept = {tier: seat for tier, seat in panel.tiers.items() if seat.family.lower() not in authored}
+    used = {seat.family.lower() for seat in kept.values()}
+    out: dict[Tier, Seating] = {}
+    for tier in TIER_ORDER:
+        configured = panel.tiers.get(tier)
+        if configured is None:
+            continue
+        if tier in kept:
+            out[tier] = Seating(configured)
+            continue
+        replaced = configured.family.lower()
+        for alternate in panel.alternates.get(tier, ()):
+            family = alternate.family.lower()
+            if family in authored or (not allow_shared_family and family in used):
+                continue
+            used.add(family)
+            out[tier] = Seating(alternate, substituted_for=replaced)
+            break
+        else:
+            out[tier] = Seating(
+                None,
+                substituted_for=replaced,
+                reason=f"four-eyes: the {tier.value} judge's family ({replaced}) authored the "
+                "change and no configured alternate of an independent family is available",
+            )
+    return out
+
+
+def build_panel(
+    config: JudgeConfig, client: httpx.AsyncClient, *, memory: StructuredOutputMemory | None = None
+) -> JudgePanel:
+    """Seats for every configured tier and alternate; one provider per endpoint."""
+    memory = memory if memory is not None else StructuredOutputMemory()
+    providers: dict[tuple[str, str, str], LLMProvider] = {}
+
+    def seat(endpoint: Endpoint) -> Seat:
+        key = endpoint.endpoint_key()
+        if key not in providers:
+            providers[key] = make_provider(
+                endpoint.provider, client, endpoint.base_url, key[2], memory=memory
+            )
+        return Seat(
+            model=endpoint.model,
+            family=endpoint.family,
+            provider=providers[key],
+            timeout=endpoint.timeout,
+            max_chars=endpoint.max_chars,
+        )
+
+    tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}
+    alternates = {tier: [seat(e) for e in config.alternates(tier)] for tier in tiers}
+    return JudgePanel(tiers=tiers, alternates=alternates)
