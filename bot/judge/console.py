@@ -88,45 +88,57 @@ def render_table(record: VerdictRecord) -> str:
     ]
     if record.files:
         lines.append("files: " + ", ".join(record.files))
-    rounds = record.previous_rounds
-    if rounds:
-        dims: list[str] = []
-        for r in rounds:
-            dims.extend(d for d in r.scores if d not in dims)
-        header = ["#", "tier", "model", *dims, "avg", "verdict"]
-        rows = [header]
-        for r in rounds:
-            verdict = r.verdict.value if r.verdict is not None else f"failed: {r.error}"
-            model = r.model + (f" (for {r.substituted_for})" if r.substituted_for else "")
-            rows.append(
-                [
-                    str(r.round),
-                    r.judge_tier.value,
-                    model,
-                    *(_fmt_score(r.scores.get(d)) for d in dims),
-                    _fmt_score(r.average),
-                    verdict,
-                ]
-            )
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
-        for row in rows:
-            cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-            lines.append("  ".join([*cells, row[-1]]))
-        if not record.calls:
-            lines.append("(from the verdict cache: no model was called)")
+    lines.extend(_rounds_table(record))
     if record.models_not_run:
         lines.append("model tiers were NOT run: " + (record.models_not_run_note or ""))
+    lines.extend(_decision_lines(record))
+    lines.extend(_finding_lines(record))
+    return "\n".join(lines)
+
+
+def _rounds_table(record: VerdictRecord) -> list[str]:
+    rounds = record.previous_rounds
+    if not rounds:
+        return []
+    dims: list[str] = []
+    for r in rounds:
+        dims.extend(d for d in r.scores if d not in dims)
+    header = ["#", "tier", "model", *dims, "avg", "verdict"]
+    rows = [header]
+    for r in rounds:
+        verdict = r.verdict.value if r.verdict is not None else f"failed: {r.error}"
+        model = r.model + (f" (for {r.substituted_for})" if r.substituted_for else "")
+        scores = (_fmt_score(r.scores.get(d)) for d in dims)
+        rows.append(
+            [str(r.round), r.judge_tier.value, model, *scores, _fmt_score(r.average), verdict]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, row[-1]]))
+    if not record.calls:
+        lines.append("(from the verdict cache: no model was called)")
+    return lines
+
+
+def _decision_lines(record: VerdictRecord) -> list[str]:
     decision = f"verdict: {record.final_decision.value.upper()} ({record.go_no_go})"
     if record.consensus:
         decision += f"  consensus: {record.consensus}"
-    lines.append(decision)
+    lines = [decision]
     if record.reason:
         lines.append(f"reason: {record.reason}")
-    if record.reasoning and rounds:
+    if record.reasoning and record.previous_rounds:
         lines.append(f"reasoning: {record.reasoning}")
     if record.improvements:
         lines.append("improvements:")
         lines.extend(f"  - {item}" for item in record.improvements)
+    return lines
+
+
+def _finding_lines(record: VerdictRecord) -> list[str]:
+    lines = []
     findings = [*record.mechanical_findings, *record.injection_findings]
     if findings:
         lines.append("findings:")
@@ -141,7 +153,7 @@ def render_table(record: VerdictRecord) -> str:
             for t in record.truncation
         )
         lines.append("truncated: " + cut)
-    return "\n".join(lines)
+    return lines
 
 
 def exit_code_for(record: VerdictRecord) -> int:
