@@ -18,39 +18,18 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.credentials import redact
 from bot.judge.records import Tier, Verdict, VerdictRecord
 
-REDACTED = "[redacted]"
 # GitHub refuses an issue or comment body longer than this (characters).
 COMMENT_LIMIT = 65_536
 
-# Shapes of credentials this app handles or a model could echo: GitHub tokens (classic
-# and fine-grained), OpenAI/Anthropic style `sk-` keys, AWS access key ids, Slack and
-# Google API keys, JWTs, bearer headers and PEM private keys (also a PEM block cut off
-# before its END line, so a truncated key leaks nothing either). Every match is at
-# least as long as REDACTED, so scrubbing never makes a string longer.
-#
-# Each branch starts with a plain character so the regex engine can skip ahead to
-# candidate positions (about ten times faster on long model answers than `\b` first);
-# the word-boundary checks are lookbehinds placed after that first character.
-_W = r"[A-Za-z0-9_]"
-_SECRET_SHAPES = re.compile(
-    r"g(?:h[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})"
-    rf"|s(?<!{_W}s)k-[A-Za-z0-9_\-]{{16,}}"
-    rf"|A(?<!{_W}A)(?:KIA|SIA)[0-9A-Z]{{16}}(?!{_W})"
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{35}"
-    rf"|e(?<!{_W}e)yJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}"
-    rf"|B(?<!{_W}B)(?:earer|EARER)\s+[A-Za-z0-9._~+/\-]{{16,}}=*"
-    rf"|b(?<!{_W}b)earer\s+[A-Za-z0-9._~+/\-]{{16,}}=*"
-    r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
-    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
-)
-
 
 def scrub_secrets(text: str) -> str:
-    """Replace anything shaped like a token or private key with `[redacted]`."""
-    return _SECRET_SHAPES.sub(REDACTED, text)
+    """Replace anything shaped like a credential with `[redacted]`: every shape in
+    `bot.credentials`, placeholders included, and a key block cut before its END line
+    to the end of the text, so a truncated key leaks nothing either."""
+    return redact(text)
 
 
 _MENTION = re.compile(r"(?<![\w`@/])@(?=[A-Za-z0-9])")

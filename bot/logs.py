@@ -2,38 +2,29 @@
 
 Secrets can reach a log line by accident (an exception that quotes a header, a URL with a
 token). So every record passes a filter that replaces known secret values and anything
-shaped like a GitHub token or bearer credential before any handler formats it.
+shaped like a credential (the shapes in `bot.credentials`, the same ones the judge
+reports and the renderer scrubs) before any handler formats it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.credentials import REDACTED, redact
 from bot.settings import LogFormat
-
-REDACTED = "[redacted]"
-
-# Token shapes GitHub documents (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), JWTs, and
-# Authorization header values.
-_TOKEN_SHAPES = re.compile(
-    r"(gh[opusr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-    r"|(?i:bearer|token)\s+[A-Za-z0-9._\-]{16,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----)"
-)
 
 # Fields a handler may attach with `extra=` that belong in every structured line.
 CONTEXT_FIELDS = ("delivery_id", "event", "action", "installation", "repository", "attempt")
 
 
 class SecretScrubber(logging.Filter):
-    """Replaces registered secret values and token-shaped strings in the final message."""
+    """Replaces registered secret values and credential-shaped strings in the final
+    message."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
@@ -50,7 +41,7 @@ class SecretScrubber(logging.Filter):
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        return _TOKEN_SHAPES.sub(REDACTED, text)
+        return redact(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = self.scrub(record.getMessage())

@@ -9,7 +9,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from bot.logs import REDACTED, JsonFormatter, SecretScrubber
+from bot.credentials import REDACTED
+from bot.logs import JsonFormatter, SecretScrubber
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage

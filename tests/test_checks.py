@@ -1,4 +1,6 @@
-"""The `judge` check run: conclusions, combined verdicts, rendering, limits, secrets."""
+"""The `judge` check run: combined verdicts, rendering, limits, secrets, buttons.
+
+The conclusion table is tested in test_conclusion.py, annotations in test_annotations.py."""
 
 from __future__ import annotations
 
@@ -22,18 +24,18 @@ from bot.judging.check_run import (
     TEXT_LIMIT,
     CheckDetails,
     CheckRunOutput,
-    LeftOut,
     RequestedAction,
     SkipReason,
-    annotation_batches,
-    conclusion_for,
-    line_ref,
     render_check_run,
     render_config_error,
+    render_gave_up,
     render_in_progress,
+    render_nothing_to_judge,
     render_override,
     render_skipped,
 )
+from bot.judging.conclusion import conclusion_for
+from bot.judging.repo_config import LeftOut
 from tests.fakes.github_openapi import spec_dict
 from tests.verdict_builders import (
     FAKE_SECRETS,
@@ -45,36 +47,6 @@ from tests.verdict_builders import (
     make_truncation,
     make_unjudged,
 )
-
-# --- conclusions ----------------------------------------------------------------------
-
-CONCLUSIONS = {
-    (Verdict.ACCEPT, Mode.ADVISORY): "success",
-    (Verdict.ACCEPT, Mode.BLOCKING): "success",
-    (Verdict.IMPROVE, Mode.ADVISORY): "neutral",
-    (Verdict.IMPROVE, Mode.BLOCKING): "failure",
-    (Verdict.REJECT, Mode.ADVISORY): "neutral",
-    (Verdict.REJECT, Mode.BLOCKING): "failure",
-    (Verdict.ESCALATE, Mode.ADVISORY): "neutral",
-    (Verdict.ESCALATE, Mode.BLOCKING): "action_required",
-    (Verdict.UNDETERMINED, Mode.ADVISORY): "neutral",
-    (Verdict.UNDETERMINED, Mode.BLOCKING): "neutral",
-}
-
-
-def test_conclusion_table_covers_every_verdict_and_mode() -> None:
-    assert set(CONCLUSIONS) == set(itertools.product(Verdict, Mode))
-
-
-@pytest.mark.parametrize(("verdict", "mode"), list(CONCLUSIONS))
-def test_conclusion_for(verdict: Verdict, mode: Mode) -> None:
-    """Only accept succeeds; only blocking mode fails; undetermined never fails."""
-    assert conclusion_for(verdict, mode) == CONCLUSIONS[(verdict, mode)]
-
-
-def test_undetermined_never_fails() -> None:
-    assert {conclusion_for(Verdict.UNDETERMINED, m) for m in Mode} == {"neutral"}
-
 
 # --- combined verdict -----------------------------------------------------------------
 
@@ -263,85 +235,7 @@ def test_rounds_are_not_duplicated_when_the_last_is_also_listed() -> None:
     assert [v.round for v in rounds_of(record)] == [1, 2]
 
 
-# --- annotations ----------------------------------------------------------------------
-
-FILES = ["docs/a.md", "docs/b.md"]
-
-
-@pytest.mark.parametrize(
-    ("text", "files", "expected"),
-    [
-        ("docs/a.md:12: explain the term", FILES, ("docs/a.md", 12, 12)),
-        ("See docs/b.md:4-9 for the broken table", FILES, ("docs/b.md", 4, 9)),
-        ("`docs/b.md:7` repeats a heading", FILES, ("docs/b.md", 7, 7)),
-        ("./docs/a.md:5 typo", FILES, ("docs/a.md", 5, 5)),
-        ("line 12 contradicts the intro", ["docs/a.md"], ("docs/a.md", 12, 12)),
-        ("Lines 3 to 5 of docs/b.md are vague", FILES, ("docs/b.md", 3, 5)),
-        ("in docs/a.md around L20-L22", FILES, ("docs/a.md", 20, 22)),
-        ("lines 9-4 are reversed", ["docs/a.md"], ("docs/a.md", 9, 9)),
-        ("line 12 is vague", FILES, None),
-        ("see https://example.com:8080 for context", FILES, None),
-        ("meeting at 12:30 is wrong", ["docs/a.md"], None),
-        ("other/file.md:3 is not judged", FILES, None),
-        ("line 0 is odd", ["docs/a.md"], None),
-        ("line 99999999999 is odd", ["docs/a.md"], None),
-        ("add more examples", FILES, None),
-        ("all 12 sections are fine", ["docs/a.md"], None),
-    ],
-)
-def test_line_ref(text: str, files: list[str], expected: tuple[str, int, int] | None) -> None:
-    ref = line_ref(text, files)
-    assert (None if ref is None else (ref.path, ref.start, ref.end)) == expected
-
-
-ANNOTATION_KEYS = {"path", "start_line", "end_line", "annotation_level", "message", "title"}
-
-
-@pytest.mark.parametrize(
-    ("mode", "hard_level"), [(Mode.BLOCKING, "failure"), (Mode.ADVISORY, "warning")]
-)
-def test_findings_and_line_improvements_become_annotations(mode: Mode, hard_level: str) -> None:
-    record = make_record(
-        files=FILES,
-        improvements=["docs/b.md:8: cite a source", "be more concise"],
-        mechanical_findings=[
-            make_finding(line=3),
-            make_finding(severity="soft", kind="long-line", line=4),
-            make_finding(line=None),
-        ],
-        injection_findings=[make_finding(source="injection", kind="instruction", line=9)],
-        previous_rounds=[make_round(improvements=["docs/a.md:2-3: merge these"])],
-    )
-    out = render_check_run([record], mode)
-    by_line = {(a["path"], a["start_line"]): a for a in out.annotations}
-    assert all(set(a) == ANNOTATION_KEYS for a in out.annotations)
-    assert by_line[("docs/a.md", 3)]["annotation_level"] == hard_level
-    assert by_line[("docs/a.md", 3)]["title"] == "mechanical finding: todo-marker (hard)"
-    assert by_line[("docs/a.md", 4)]["annotation_level"] == "warning"
-    assert by_line[("docs/a.md", 9)]["annotation_level"] == hard_level
-    assert by_line[("docs/b.md", 8)]["annotation_level"] == "notice"
-    assert by_line[("docs/b.md", 8)]["message"] == "docs/b.md:8: cite a source"
-    assert by_line[("docs/b.md", 8)]["title"] == "deep judge (opencode/kimi-k2.5-free) suggests"
-    assert by_line[("docs/a.md", 2)]["end_line"] == 3
-    assert len(out.annotations) == 5
-    assert_valid_payloads(out)
-
-
-def test_duplicate_annotations_are_merged() -> None:
-    same = "docs/a.md:2: merge these"
-    record = make_record(improvements=[same], previous_rounds=[make_round(improvements=[same])])
-    assert len(render_check_run([record], Mode.BLOCKING).annotations) == 1
-
-
-def test_annotation_batches() -> None:
-    items = [{"path": "a", "start_line": i, "end_line": i} for i in range(1, 121)]
-    batches = annotation_batches(items)  # type: ignore[arg-type]
-    assert [len(b) for b in batches] == [50, 50, 20]
-    assert [a for b in batches for a in b] == items
-    assert annotation_batches([]) == []
-    assert [len(b) for b in annotation_batches(items, size=60)] == [60, 60]  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="positive"):
-        annotation_batches(items, size=0)  # type: ignore[arg-type]
+# --- annotations in the run ---------------------------------------------------------
 
 
 def test_all_annotations_returned_and_sent_in_batches_of_50() -> None:
@@ -512,6 +406,69 @@ def test_config_error_names_line_and_key() -> None:
     ]
     assert_valid_payloads(out)
     assert render_config_error("unreadable YAML").annotations == []
+
+
+def test_nothing_to_judge_lists_left_out_files() -> None:
+    left_out = [
+        LeftOut("src/app.py", "not in the watched paths"),
+        LeftOut("docs/gone.md", "removed"),
+    ]
+    out = render_nothing_to_judge("no watched file changed", left_out)
+    assert out.conclusion == "neutral"
+    assert out.title == "nothing to judge"
+    assert out.summary == (
+        "Nothing to judge: no watched file changed.\n"
+        "\n"
+        "- `src/app.py`: not in the watched paths\n"
+        "- `docs/gone.md`: removed"
+    )
+    assert out.annotations == [] and out.actions == []
+    assert_valid_payloads(out)
+    why = "no commit of this change was authored or committed by the configured `authors`"
+    assert render_nothing_to_judge(why).summary == f"Nothing to judge: {why}."
+
+
+def test_nothing_to_judge_lists_at_most_50_files() -> None:
+    left_out = [LeftOut(f"docs/{i:02}.md", "removed") for i in range(53)]
+    out = render_nothing_to_judge("no watched file changed", left_out)
+    bullets = [line for line in out.summary.splitlines() if line.startswith("- ")]
+    assert len(bullets) == 51
+    assert bullets[49] == "- `docs/49.md`: removed"
+    assert bullets[50] == "- … and 3 more"
+    assert "docs/50.md" not in out.summary
+    exactly = render_nothing_to_judge("no watched file changed", left_out[:50])
+    assert len(exactly.summary.splitlines()) == 52
+    assert "more" not in exactly.summary
+
+
+def test_nothing_to_judge_escapes_author_paths() -> None:
+    """A path is the author's text: it cannot close its code span, start a heading,
+    break a table or leak a token into the run."""
+    token = FAKE_SECRETS["github classic"]
+    hostile = f"docs/`x`|y\n# heading {token}.md"
+    out = render_nothing_to_judge(
+        "no watched file changed", [LeftOut(hostile, "not in the watched paths")]
+    )
+    assert out.summary.splitlines()[-1] == (
+        "- `docs/'x'|y # heading [redacted].md`: not in the watched paths"
+    )
+    rendered = _all_strings(out)
+    for fragment in SECRET_FRAGMENTS:
+        assert fragment not in rendered
+
+
+def test_gave_up_is_neutral_and_names_the_error_type() -> None:
+    out = render_gave_up("TimeoutError")
+    assert out.conclusion == "neutral"
+    assert out.title == "undetermined · the judge could not finish"
+    assert out.summary == (
+        "judge-bot could not finish judging this commit after several attempts "
+        "(`TimeoutError`), so it stays neutral. Comment `/judge rerun` to try again."
+    )
+    assert_valid_payloads(out)
+    odd = render_gave_up(f"Bad`Error {FAKE_SECRETS['openai']}")
+    assert "(`Bad'Error [redacted]`)" in odd.summary
+    assert FAKE_SECRETS["openai"] not in _all_strings(odd)
 
 
 @pytest.mark.parametrize("mode", list(Mode))

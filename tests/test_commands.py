@@ -21,7 +21,8 @@ from bot.commands.grammar import (
 )
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, conclusion_for
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP
+from bot.judging.conclusion import conclusion_for
 from tests.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
 
 # --- parsing --------------------------------------------------------------------------

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.credentials import is_placeholder, redact
 from bot.judge.markdown import anchors, links, slug
 from bot.judge.mechanical import check_task, has_hard_failure, run_mechanical_checks
 from bot.judge.records import Finding, JudgedFile, TaskSpec
-from bot.judge.secret_patterns import is_placeholder, redact
 
 # Marker words are assembled so this file does not itself trip a marker grep.
 T_MARK = "TO" + "DO"

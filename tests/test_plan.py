@@ -20,6 +20,7 @@ from bot.commands.plan import (
 )
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judging.check_run import render_check_run
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
 from bot.judging.target import Target
@@ -174,7 +175,8 @@ def test_plan_override_cancel_restores_the_judges_verdict() -> None:
     assert decided.state.override is None
     assert decided.record.human_override is False
     assert decided.close_comment is None
-    assert decided.output.conclusion == "failure"  # the judges' reject, blocking mode
+    # The judges' own verdict comes back on the run, rendered as when it was judged.
+    assert decided.output == render_check_run(state.records, Mode.BLOCKING)
     assert "cancelled the override" in decided.reply
 
 

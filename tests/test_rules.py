@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.github.types import ChangedPath, CommitInfo
-from bot.judging.repo_config import parse_repo_config
+from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (
     ClaimAction,
     bypass_of,

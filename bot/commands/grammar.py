@@ -39,8 +39,10 @@ from typing import Literal
 
 from bot.gfm import COMMENT_LIMIT, code, finish, one_line
 from bot.judge.config import Mode
+from bot.judge.markdown import unfenced_lines
 from bot.judge.records import Verdict
-from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP, conclusion_for
+from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP
+from bot.judging.conclusion import conclusion_for
 
 CommandKind = Literal["override", "rerun", "help", "invalid"]
 OverrideAction = Literal["accept", "reject", "cancel"]
@@ -52,7 +54,6 @@ _OVERRIDE_ACTIONS: dict[str, OverrideAction] = {
     "reject": "reject",
     "cancel": "cancel",
 }
-_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})")
 _COMMAND = re.compile(r"^ {0,3}/judge(?:\s+(?P<rest>.*))?$", re.IGNORECASE)
 
 
@@ -67,26 +68,11 @@ class Command:
 
 def _command_lines(body: str) -> list[str]:
     """Lines that could carry a command: outside fences, not quoted, not code."""
-    lines: list[str] = []
-    fence: str | None = None
-    for line in body.splitlines():
-        opening = _FENCE.match(line)
-        if fence is not None:
-            # A fence closes with the same character, at least as long, nothing after.
-            if opening and opening.group("fence")[0] == fence[0]:
-                tail = line.strip()
-                if len(opening.group("fence")) >= len(fence) and tail.strip(fence[0]) == "":
-                    fence = None
-            continue
-        if opening:
-            fence = opening.group("fence")
-            continue
-        if line.lstrip().startswith(">"):
-            continue
-        if line.startswith(("    ", "\t")):
-            continue
-        lines.append(line)
-    return lines
+    return [
+        line
+        for _, line in unfenced_lines(body)
+        if not line.lstrip().startswith(">") and not line.startswith(("    ", "\t"))
+    ]
 
 
 def _parse_words(words: list[str], raw: str) -> Command:

@@ -42,6 +42,7 @@ from typing import Any
 
 import httpx
 
+from bot.credentials import redact
 from bot.judge import cost
 from bot.judge.authorship import detect_authoring_families
 from bot.judge.config import JudgeConfig
@@ -86,7 +87,6 @@ from bot.judge.rounds import (
 )
 from bot.judge.rubrics import Rubric, get_rubric
 from bot.judge.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
-from bot.judge.secret_patterns import redact
 from bot.storage.base import Storage
 
 logger = logging.getLogger(__name__)

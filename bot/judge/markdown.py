@@ -6,18 +6,23 @@ is dropped; each space becomes a hyphen (runs are not collapsed, so "A & B" is
 `a--b`); a repeated slug gets `-1`, `-2`, ... Explicit `<a name=...>` and
 `id=...` attributes also count. Fenced code blocks and inline code spans are
 not scanned for links or headings; YAML front matter is skipped.
+
+`unfenced_lines` is also how `/judge` commands are found in comments: a command, a
+link or a heading shown inside a code block is an example, not the real thing, and
+both must agree with GitHub on where a block ends. Comments have no front matter, so
+skipping it is the caller's choice.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -45,19 +50,27 @@ def is_markdown(path: str) -> bool:
     return path.lower().endswith(MARKDOWN_SUFFIXES)
 
 
-def prose_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(1-based number, line) outside front matter and fenced code blocks."""
-    lines = text.splitlines()
-    start = 0
+def _front_matter_end(lines: Sequence[str]) -> int:
+    """Index of the first line after YAML front matter (0 when there is none)."""
     if lines and lines[0].strip() == "---":
         for i in range(1, len(lines)):
             if lines[i].strip() in ("---", "..."):
-                start = i + 1
-                break
+                return i + 1
+    return 0
+
+
+def unfenced_lines(text: str, *, skip_front_matter: bool = False) -> Iterator[tuple[int, str]]:
+    """(1-based number, line) outside fenced code blocks, fence lines excluded.
+
+    A fence opens with three or more backticks or tildes (up to three spaces of
+    indentation) and closes with the same character, at least as many, and nothing
+    else on the line; an unclosed fence runs to the end of the text.
+    """
+    lines = text.splitlines()
     fence: str | None = None
-    for index in range(start, len(lines)):
+    for index in range(_front_matter_end(lines) if skip_front_matter else 0, len(lines)):
         line = lines[index]
-        opened = _FENCE_OPEN.match(line)
+        opened = _FENCE.match(line)
         if fence is None:
             if opened:
                 fence = opened.group(1)
@@ -70,6 +83,11 @@ def prose_lines(text: str) -> Iterator[tuple[int, str]]:
             and not line.strip().strip(fence[0])
         ):
             fence = None
+
+
+def prose_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based number, line) outside front matter and fenced code blocks."""
+    return unfenced_lines(text, skip_front_matter=True)
 
 
 def _strip_inline(text: str) -> str:

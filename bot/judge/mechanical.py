@@ -3,7 +3,7 @@
 | kind              | severity | rule |
 |-------------------|----------|------|
 | conflict-marker   | hard     | a `<<<<<<<`, `|||||||` or `>>>>>>>` line, or `=======` inside one |
-| secret            | hard     | a credential (see secret_patterns); every line, not only added |
+| secret            | hard     | a credential (see bot.credentials); every line, not only added |
 | invalid-json      | hard     | `.json` that does not parse (`.jsonl`/`.ndjson`: per line) |
 | invalid-toml      | hard     | `.toml` that does not parse |
 | invalid-yaml      | soft     | `.yml`/`.yaml` that does not parse |
@@ -49,9 +49,9 @@ from urllib.parse import unquote
 
 import yaml
 
+from bot.credentials import redact, scan_lines
 from bot.judge import markdown
 from bot.judge.records import Finding, JudgedFile, Severity, TaskSpec
-from bot.judge.secret_patterns import redact, scan_lines
 
 _CONFLICT_EDGE = re.compile(r"^(?:<{7}|\|{7}|>{7})(?: |$)")
 _CONFLICT_MIDDLE = re.compile(r"^={7}$")

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 AVERAGE_TOLERANCE = 0.01
 DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensions", "pass"})
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_ANSWER_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -142,7 +142,7 @@ def extract_json_object(
         return whole
 
     fenced: list[dict[str, Any]] = []
-    for match in _FENCE.finditer(stripped):
+    for match in _ANSWER_FENCE.finditer(stripped):
         body = match.group(2).strip()
         try:
             value = _loads(body)

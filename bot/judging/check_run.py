@@ -1,57 +1,54 @@
-"""What the `judge` check run says: conclusion, title, summary, text, annotations, buttons.
+"""What the `judge` check run says: title, summary, text, annotations, buttons.
 
-Pure functions over verdict records; the webhook handlers send what these return.
+Pure functions over verdict records; the webhook handlers send what these return. Every
+output the app puts on the run is built here, including the runs that judge nothing
+(skipped, nothing to judge, invalid configuration, gave up), so every one gets the same
+escaping and the same finishing step (`_finish`).
 
-Conclusion per verdict (`conclusion_for`):
-
-    verdict        advisory   blocking
-    accept         success    success
-    improve        neutral    failure
-    reject         neutral    failure
-    escalate       neutral    action_required
-    undetermined   neutral    neutral      (outage, budget: never blocks anyone)
-
-A change may be judged as several records (one per rubric group of files). Their
-combined verdict is the worst one, in the order reject > escalate > improve >
-undetermined > accept (`bot.rendering.VERDICT_SEVERITY`): a part that was not judged
-keeps the whole from being accepted, and a rejected part outweighs everything else.
+The conclusion is `bot.judging.conclusion.conclusion_for` (verdict by mode). A change
+may be judged as several records (one per rubric group of files, each described by
+`bot.judging.group_sections`). Their combined verdict is the worst one, in the order
+reject > escalate > improve > undetermined > accept (`bot.gfm.VERDICT_SEVERITY`): a
+part that was not judged keeps the whole from being accepted, and a rejected part
+outweighs everything else.
 
 GitHub limits are respected by summarising, never by failing: title <= 255 characters
 (kept far shorter), summary and text <= 65,535 characters each (whole tables or
 paragraphs are dropped with a note), at most 50 annotations per request
-(`annotation_batches`, `CheckRunOutput.payloads`) and at most three requested actions.
-Every rendered string passes the secret scrubber last.
+(`bot.judging.annotations.annotation_batches`, `CheckRunOutput.payloads`) and at most
+three requested actions. Every rendered string passes the secret scrubber last.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from bot.gfm import (
-    bullet_untrusted,
     cell,
     code,
     combined_verdict,
-    dimensions_of,
     finish,
     fit_blocks,
-    format_score,
     one_line,
     plural,
     quote_untrusted,
-    round_verdict_cell,
-    rounds_of,
     scores_glance,
     scrub_secrets,
     short_sha,
     table,
 )
 from bot.judge.config import Mode
-from bot.judge.records import Finding, Tier, Verdict, VerdictRecord
+from bot.judge.records import Tier, Verdict, VerdictRecord
+
+# The two `X as X` imports are re-exports: rules.py still imports Annotation from here,
+# commands/grammar.py and tests/test_commands.py conclusion_for. Once they import from
+# annotations and conclusion, drop the `as` (check_run uses both names itself).
+from bot.judging.annotations import Annotation, annotation_at, annotation_batches, annotations_for
+from bot.judging.conclusion import conclusion_for
+from bot.judging.group_sections import files_line, group_details, group_summary
 from bot.judging.repo_config import LeftOut
 
 CHECK_NAME = "judge"
@@ -59,33 +56,15 @@ TITLE_LIMIT = 255
 TITLE_TARGET = 120
 SUMMARY_LIMIT = 65_535
 TEXT_LIMIT = 65_535
-ANNOTATIONS_PER_REQUEST = 50
-ANNOTATION_MESSAGE_LIMIT = 4_000
-ANNOTATION_TITLE_LIMIT = 255
 MAX_ACTIONS = 3
 ACTION_LABEL_LIMIT = 20
 ACTION_DESCRIPTION_LIMIT = 40
 ACTION_IDENTIFIER_LIMIT = 20
-REASONING_LIMIT = 6_000
-MAX_LISTED_FILES = 20
-LINE_REF_SCAN = 1_000
-MAX_LINE = 1_000_000
+# "Nothing to judge" lists the files left out as bullets; past this many, a count.
+MAX_LISTED_LEFT_OUT = 50
 
 ACTION_REJUDGE_DEEP = "rejudge-deep"
 ACTION_OVERRIDE_ACCEPT = "override-accept"
-
-Annotation = dict[str, str | int]
-
-
-def conclusion_for(verdict: Verdict, mode: Mode) -> str:
-    """Check-run conclusion for a verdict (table in the module docstring)."""
-    if verdict is Verdict.ACCEPT:
-        return "success"
-    if verdict is Verdict.UNDETERMINED or mode is Mode.ADVISORY:
-        return "neutral"
-    if verdict is Verdict.ESCALATE:
-        return "action_required"
-    return "failure"
 
 
 @dataclass(frozen=True)
@@ -160,241 +139,7 @@ class CheckRunOutput:
         return [first, *rest]
 
 
-def annotation_batches(
-    annotations: Sequence[Annotation], size: int = ANNOTATIONS_PER_REQUEST
-) -> list[list[Annotation]]:
-    """Split annotations into requests of at most `size` (GitHub accepts 50)."""
-    if size < 1:
-        raise ValueError("batch size must be positive")
-    return [list(annotations[i : i + size]) for i in range(0, len(annotations), size)]
-
-
-# --- annotations ----------------------------------------------------------------------
-
-# `docs/x.md:12`, `docs/x.md:12-14`; the path must be one of the judged files, which
-# keeps URLs (`http://host:80`) and times (`12:30`) out.
-_PATH_LINE = re.compile(
-    r"(?P<path>[^\s:`'\"()\[\]<>,;]+):(?P<start>\d+)(?:\s*[-\u2013]\s*(?P<end>\d+))?"
-)
-_LINE_WORD = re.compile(
-    r"(?i:\blines?)\s+(?P<start>\d+)(?:\s*(?:[-\u2013]|to)\s*(?P<end>\d+))?"
-    r"|\bL(?P<lstart>\d+)(?:-L?(?P<lend>\d+))?\b"
-)
-
-
-@dataclass(frozen=True)
-class LineRef:
-    path: str
-    start: int
-    end: int
-
-
-def _span(start: str, end: str | None) -> tuple[int, int] | None:
-    first = int(start)
-    last = int(end) if end else first
-    # Zero is no line; absurd numbers are a model's noise and GitHub would refuse them.
-    if not 1 <= first <= MAX_LINE or last > MAX_LINE:
-        return None
-    return (first, last) if last >= first else (first, first)
-
-
-def line_ref(text: str, files: Sequence[str]) -> LineRef | None:
-    """The file line an improvement points at, if it names one.
-
-    `path:12` (or `path:12-14`) with a judged path wins; otherwise `line 12` /
-    `lines 12-14` / `L12` refers to a judged file named in the text, or to the only
-    judged file. Only the start of the text is read: that is where a judge names the
-    place, and long answers would make this slow."""
-    text = text[:LINE_REF_SCAN]
-    known = set(files)
-    for match in _PATH_LINE.finditer(text):
-        candidate = match.group("path")
-        if candidate not in known:
-            candidate = candidate.removeprefix("./")
-        if candidate in known:
-            span = _span(match.group("start"), match.group("end"))
-            if span:
-                return LineRef(candidate, *span)
-    word = _LINE_WORD.search(text)
-    if word is None:
-        return None
-    start = word.group("start") or word.group("lstart")
-    end = word.group("end") or word.group("lend")
-    span = _span(start, end)
-    if span is None:
-        return None
-    named = sorted((f for f in files if f and f in text), key=len, reverse=True)
-    if named:
-        return LineRef(named[0], *span)
-    if len(known) == 1:
-        return LineRef(next(iter(known)), *span)
-    return None
-
-
-def _finding_level(finding: Finding, mode: Mode) -> str:
-    # A hard finding fails the run only where the run can fail; in advisory mode a red
-    # annotation on a neutral check would contradict the conclusion.
-    if finding.severity == "hard" and mode is Mode.BLOCKING:
-        return "failure"
-    return "warning"
-
-
-def _annotation(
-    path: str, start: int, end: int, level: str, message: str, title: str
-) -> Annotation:
-    return {
-        "path": path,
-        "start_line": start,
-        "end_line": end,
-        "annotation_level": level,
-        "message": one_line(message, ANNOTATION_MESSAGE_LIMIT) or "(no message)",
-        "title": one_line(title, ANNOTATION_TITLE_LIMIT),
-    }
-
-
-def annotations_for(record: VerdictRecord, mode: Mode) -> list[Annotation]:
-    """Findings with a line, and improvements that name a line, as annotations."""
-    out: list[Annotation] = []
-    seen: set[tuple[str, int, int, str]] = set()
-
-    def add(item: Annotation) -> None:
-        key = (
-            str(item["path"]),
-            int(item["start_line"]),
-            int(item["end_line"]),
-            str(item["message"]),
-        )
-        if key not in seen:
-            seen.add(key)
-            out.append(item)
-
-    for finding in [*record.mechanical_findings, *record.injection_findings]:
-        if finding.line is None:
-            continue
-        add(
-            _annotation(
-                finding.path,
-                finding.line,
-                finding.line,
-                _finding_level(finding, mode),
-                finding.message,
-                f"{finding.source} finding: {finding.kind} ({finding.severity})",
-            )
-        )
-    for view in rounds_of(record):
-        for improvement in dict.fromkeys(view.improvements):
-            ref = line_ref(improvement, record.files)
-            if ref is None:
-                continue
-            add(
-                _annotation(
-                    ref.path,
-                    ref.start,
-                    ref.end,
-                    "notice",
-                    improvement,
-                    f"{view.tier.value} judge ({view.model}) suggests",
-                )
-            )
-    return out
-
-
 # --- summary and text -----------------------------------------------------------------
-
-
-def _files_line(files: Sequence[str]) -> str:
-    shown = ", ".join(code(f) for f in files[:MAX_LISTED_FILES])
-    if len(files) > MAX_LISTED_FILES:
-        shown += f" and {len(files) - MAX_LISTED_FILES} more"
-    return shown or "_no files_"
-
-
-def _group_heading(index: int, total: int, record: VerdictRecord) -> str:
-    label = f"Group {index} of {total}" if total > 1 else "Judged files"
-    return (
-        f"### {label} · {record.rubric.value} rubric · {plural(len(record.files), 'file')} "
-        f"· **{record.final_decision.value}**"
-    )
-
-
-def _scores_table(record: VerdictRecord) -> str:
-    rounds = rounds_of(record)
-    if not rounds:
-        note = record.models_not_run_note or record.reason or f"decided by {record.mode}"
-        return f"No model ran ({cell(note, 300)})."
-    dims = dimensions_of(rounds)
-    header = ["Tier", "Model", *(d.replace("_", " ") for d in dims), "Average", "Verdict"]
-    rows = [
-        [
-            view.tier.value
-            + (f" (instead of {cell(view.substituted_for, 40)})" if view.substituted_for else ""),
-            code(view.model, 80),
-            *(format_score(view.scores.get(d)) for d in dims),
-            format_score(view.average),
-            round_verdict_cell(view),
-        ]
-        for view in rounds
-    ]
-    return table(header, rows)
-
-
-def _truncation_line(record: VerdictRecord) -> str:
-    if not record.truncation:
-        return "Truncated: nothing."
-    parts = [
-        f"{code(t.path, 120)} {t.original_chars:,} → {t.kept_chars:,} characters "
-        f"for the {t.tier.value} judge"
-        for t in record.truncation[:MAX_LISTED_FILES]
-    ]
-    more = len(record.truncation) - MAX_LISTED_FILES
-    if more > 0:
-        parts.append(f"{more} more")
-    return "Truncated: " + "; ".join(parts) + "."
-
-
-def _findings_line(record: VerdictRecord) -> str:
-    def count(findings: Sequence[Finding]) -> str:
-        hard = sum(1 for f in findings if f.severity == "hard")
-        return f"{len(findings)} ({hard} hard, {len(findings) - hard} soft)"
-
-    return (
-        f"Findings: mechanical {count(record.mechanical_findings)}, "
-        f"injection {count(record.injection_findings)}."
-    )
-
-
-def _override_line(record: VerdictRecord) -> str | None:
-    if not record.human_override:
-        return None
-    who = f"@{cell(record.decided_by, 60)}" if record.decided_by else "a maintainer"
-    return f"**Human override:** {record.final_decision.value} by {who}."
-
-
-def _group_summary(index: int, total: int, record: VerdictRecord) -> str:
-    decision = f"Decision: **{record.final_decision.value}**"
-    if record.consensus:
-        decision += f" (consensus: {record.consensus})"
-    if record.reason:
-        decision += f" — {cell(record.reason, 300)}"
-    facts = [decision + "."]
-    override = _override_line(record)
-    if override:
-        facts.append(override)
-    facts.append(_truncation_line(record))
-    facts.append(_findings_line(record))
-    if record.models_not_run and record.models_not_run_note:
-        facts.append(f"Models not run: {cell(record.models_not_run_note, 300)}.")
-    return "\n".join(
-        [
-            _group_heading(index, total, record),
-            "",
-            "Files: " + _files_line(record.files),
-            "",
-            _scores_table(record),
-            "",
-            *(f"- {fact}" for fact in facts),
-        ]
-    )
 
 
 def _mode_line(verdict: Verdict, mode: Mode) -> str:
@@ -449,46 +194,6 @@ def _overall_block(records: Sequence[VerdictRecord], mode: Mode, details: CheckD
     return "\n\n".join(lines)
 
 
-def _round_text(record: VerdictRecord, group: str) -> list[str]:
-    blocks: list[str] = []
-    for view in rounds_of(record):
-        head = f"### {group}{view.tier.value} judge · {code(view.model, 80)}"
-        parts = [head]
-        if view.error:
-            parts.append(f"The call failed: {cell(view.error, 300)}.")
-        if view.reasoning:
-            parts.append(quote_untrusted(view.reasoning, REASONING_LIMIT))
-        if view.improvements:
-            parts.append(
-                "Improvements:\n\n"
-                + bullet_untrusted(view.improvements, max_items=30, item_limit=500)
-            )
-        blocks.append("\n\n".join(parts))
-    return blocks
-
-
-def _findings_text(record: VerdictRecord, group: str) -> str | None:
-    findings = [*record.mechanical_findings, *record.injection_findings]
-    if not findings:
-        return None
-    rows = [
-        [
-            f.source,
-            f.severity,
-            cell(f.kind, 40),
-            code(f"{f.path}:{f.line}" if f.line else f.path, 120),
-            cell(f.message, 300),
-        ]
-        for f in findings[:200]
-    ]
-    block = f"### {group}Findings\n\n" + table(
-        ["Source", "Severity", "Kind", "Where", "Message"], rows
-    )
-    if len(findings) > 200:
-        block += f"\n\n_… {len(findings) - 200} more findings not listed._"
-    return block
-
-
 def _title(records: Sequence[VerdictRecord]) -> str:
     verdict = combined_verdict(r.final_decision for r in records)
     worst = next(r for r in records if r.final_decision is verdict)
@@ -513,6 +218,8 @@ def _actions(verdict: Verdict, overridden: bool) -> list[dict[str, str]]:
 
 
 def _finish(output: CheckRunOutput) -> CheckRunOutput:
+    # Every render function ends here, so no output reaches GitHub unscrubbed or over a
+    # limit, whatever its parts were built from.
     output.title = finish(output.title, TITLE_LIMIT)
     output.summary = finish(output.summary, SUMMARY_LIMIT)
     output.text = finish(output.text, TEXT_LIMIT)
@@ -539,19 +246,17 @@ def render_check_run(
         )
     verdict = combined_verdict(r.final_decision for r in records)
     total = len(records)
-    groups = [_group_summary(i, total, r) for i, r in enumerate(records, start=1)]
+    groups = [group_summary(i, total, r) for i, r in enumerate(records, start=1)]
     summary = fit_blocks(
         [_overall_block(records, mode, details), *groups, _left_out_block(details)],
         SUMMARY_LIMIT,
         what="summary section",
     )
-    text_blocks: list[str] = []
-    for index, record in enumerate(records, start=1):
-        prefix = f"Group {index} · " if total > 1 else ""
-        text_blocks.extend(_round_text(record, prefix))
-        findings = _findings_text(record, prefix)
-        if findings:
-            text_blocks.append(findings)
+    text_blocks = [
+        block
+        for index, record in enumerate(records, start=1)
+        for block in group_details(record, f"Group {index} · " if total > 1 else "")
+    ]
     text = fit_blocks(text_blocks, TEXT_LIMIT, what="detail section")
     annotations = [a for r in records for a in annotations_for(r, mode)]
     overridden = all(r.human_override for r in records)
@@ -572,7 +277,7 @@ def render_in_progress(files: Sequence[str], *, tier: Tier | None = None) -> Che
     stage = f" ({tier.value} judge)" if tier else ""
     summary = "Independent judges are scoring this change."
     if files:
-        summary += " Files:\n\n" + _files_line(files)
+        summary += " Files:\n\n" + files_line(files)
     # Before the file list is fetched there is nothing to count yet.
     what = plural(len(files), "file") if files else "this change"
     return _finish(
@@ -612,6 +317,39 @@ def render_skipped(reason: SkipReason, by: str, *, label: str = "skip-judge") ->
     return _finish(CheckRunOutput(conclusion="neutral", title=title, summary=summary))
 
 
+def render_nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutput:
+    """Neutral run for a change with no file to judge: `why` (the app's own words) and
+    the files left out with their reasons, at most MAX_LISTED_LEFT_OUT of them."""
+    lines = [f"Nothing to judge: {why}."]
+    if left_out:
+        lines.append("")
+        # Paths are the author's: a code span keeps backticks and markup from escaping.
+        lines.extend(
+            f"- {code(item.path)}: {item.reason}" for item in left_out[:MAX_LISTED_LEFT_OUT]
+        )
+        if len(left_out) > MAX_LISTED_LEFT_OUT:
+            lines.append(f"- … and {len(left_out) - MAX_LISTED_LEFT_OUT} more")
+    return _finish(
+        CheckRunOutput(conclusion="neutral", title="nothing to judge", summary="\n".join(lines))
+    )
+
+
+def render_gave_up(error_type: str) -> CheckRunOutput:
+    """The run's last word when judging kept failing with `error_type` (an exception's
+    class name): neutral, never a failure, because the judge fails open."""
+    return _finish(
+        CheckRunOutput(
+            conclusion="neutral",
+            title="undetermined · the judge could not finish",
+            summary=(
+                "judge-bot could not finish judging this commit after several attempts "
+                f"({code(error_type, 80)}), so it stays neutral. "
+                "Comment `/judge rerun` to try again."
+            ),
+        )
+    )
+
+
 def render_config_error(
     error_message: str,
     *,
@@ -634,7 +372,7 @@ def render_config_error(
     annotations: list[Annotation] = []
     if line is not None and line >= 1:
         annotations.append(
-            _annotation(path, line, line, "warning", error_message, "invalid judge configuration")
+            annotation_at(path, line, line, "warning", error_message, "invalid judge configuration")
         )
     title = "configuration error · " + (f"line {line}" if line else path)
     if key:

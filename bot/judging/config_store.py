@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.github.gateway import RepoGateway
-from bot.judging.repo_config import CONFIG_PATH, RepoConfig, RepoConfigError, parse_repo_config
+from bot.judging.config_file import CONFIG_PATH, RepoConfigError, parse_repo_config
+from bot.judging.repo_config import RepoConfig
 from bot.storage.base import Storage
 
 CONFIG_NAMESPACE = "repo-config"

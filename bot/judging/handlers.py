@@ -46,14 +46,15 @@ from bot.judging.check_run import (
     SkipReason,
     render_check_run,
     render_config_error,
+    render_gave_up,
     render_in_progress,
+    render_nothing_to_judge,
     render_skipped,
 )
+from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.judging.repo_config import (
-    LeftOut,
     RepoConfig,
-    RepoConfigError,
     author_matches,
     effective_mode,
     rubric_for,
@@ -224,7 +225,9 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
         )
     except Exception as exc:
         if context.delivery.attempts >= services.max_attempts and run.run_id is not None:
-            await run.complete(failure_output(exc), verdict="undetermined", target=target)
+            await run.complete(
+                render_gave_up(type(exc).__name__), verdict="undetermined", target=target
+            )
         raise
 
 
@@ -369,7 +372,7 @@ async def _judge_claimed(
         return
 
     if config.authors and not author_matches(config, people_of(commits)):
-        output = nothing_to_judge(
+        output = render_nothing_to_judge(
             "no commit of this change was authored or committed by the configured `authors`"
         )
         await run.complete(output, verdict="skipped", target=target, mode=mode)
@@ -378,7 +381,7 @@ async def _judge_claimed(
     selection = select_files(config, changed)
     left_out = list(selection.left_out)
     if not selection.files:
-        output = nothing_to_judge("no watched file changed", left_out)
+        output = render_nothing_to_judge("no watched file changed", left_out)
         await run.complete(output, verdict="skipped", target=target, mode=mode)
         return
 
@@ -483,25 +486,3 @@ async def judge_groups(
         for rubric, group in sorted(groups.items())
     ]
     return list(await asyncio.gather(*(engine.judge(request) for request in requests)))
-
-
-def nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutput:
-    lines = [f"Nothing to judge: {why}."]
-    if left_out:
-        lines.append("")
-        lines.extend(f"- `{item.path}`: {item.reason}" for item in left_out[:50])
-        if len(left_out) > 50:
-            lines.append(f"- … and {len(left_out) - 50} more")
-    return CheckRunOutput(conclusion="neutral", title="nothing to judge", summary="\n".join(lines))
-
-
-def failure_output(exc: BaseException) -> CheckRunOutput:
-    """The run's last word when judging kept failing: neutral, never a failure (fail open)."""
-    return CheckRunOutput(
-        conclusion="neutral",
-        title="undetermined · the judge could not finish",
-        summary=(
-            "judge-bot could not finish judging this commit after several attempts "
-            f"(`{type(exc).__name__}`), so it stays neutral. Comment `/judge rerun` to try again."
-        ),
-    )

@@ -14,7 +14,7 @@ from typing import Literal
 
 from bot.github.types import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile
-from bot.judging.check_run import Annotation
+from bot.judging.annotations import Annotation
 from bot.judging.repo_config import LeftOut, RepoConfig, author_matches, select_files
 from bot.judging.state import ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of

@@ -1,0 +1,167 @@
+"""Check-run annotations: the file lines a verdict points at.
+
+Two sources become annotations: mechanical and injection findings that carry a line,
+and judge improvements whose text names one (`docs/a.md:12`, `lines 3-5`, `L20`).
+A judge writes free text, so `line_ref` only trusts paths that were actually judged and
+line numbers GitHub would accept; anything else stays in the run's text, unannotated.
+
+Pure functions over verdict records; `bot.judging.check_run` puts the result into the
+run and sends it in `annotation_batches` (GitHub takes at most 50 per request).
+Every string here is cut and scrubbed by `one_line`; the renderer scrubs again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.gfm import one_line, rounds_of
+from bot.judge.config import Mode
+from bot.judge.records import Finding, VerdictRecord
+
+ANNOTATIONS_PER_REQUEST = 50
+ANNOTATION_MESSAGE_LIMIT = 4_000
+ANNOTATION_TITLE_LIMIT = 255
+LINE_REF_SCAN = 1_000
+MAX_LINE = 1_000_000
+
+Annotation = dict[str, str | int]
+
+
+def annotation_batches(
+    annotations: Sequence[Annotation], size: int = ANNOTATIONS_PER_REQUEST
+) -> list[list[Annotation]]:
+    """Split annotations into requests of at most `size` (GitHub accepts 50)."""
+    if size < 1:
+        raise ValueError("batch size must be positive")
+    return [list(annotations[i : i + size]) for i in range(0, len(annotations), size)]
+
+
+# `docs/x.md:12`, `docs/x.md:12-14`; the path must be one of the judged files, which
+# keeps URLs (`http://host:80`) and times (`12:30`) out.
+_PATH_LINE = re.compile(
+    r"(?P<path>[^\s:`'\"()\[\]<>,;]+):(?P<start>\d+)(?:\s*[-\u2013]\s*(?P<end>\d+))?"
+)
+_LINE_WORD = re.compile(
+    r"(?i:\blines?)\s+(?P<start>\d+)(?:\s*(?:[-\u2013]|to)\s*(?P<end>\d+))?"
+    r"|\bL(?P<lstart>\d+)(?:-L?(?P<lend>\d+))?\b"
+)
+
+
+@dataclass(frozen=True)
+class LineRef:
+    path: str
+    start: int
+    end: int
+
+
+def _span(start: str, end: str | None) -> tuple[int, int] | None:
+    first = int(start)
+    last = int(end) if end else first
+    # Zero is no line; absurd numbers are a model's noise and GitHub would refuse them.
+    if not 1 <= first <= MAX_LINE or last > MAX_LINE:
+        return None
+    return (first, last) if last >= first else (first, first)
+
+
+def line_ref(text: str, files: Sequence[str]) -> LineRef | None:
+    """The file line an improvement points at, if it names one.
+
+    `path:12` (or `path:12-14`) with a judged path wins; otherwise `line 12` /
+    `lines 12-14` / `L12` refers to a judged file named in the text, or to the only
+    judged file. Only the start of the text is read: that is where a judge names the
+    place, and long answers would make this slow."""
+    text = text[:LINE_REF_SCAN]
+    known = set(files)
+    for match in _PATH_LINE.finditer(text):
+        candidate = match.group("path")
+        if candidate not in known:
+            candidate = candidate.removeprefix("./")
+        if candidate in known:
+            span = _span(match.group("start"), match.group("end"))
+            if span:
+                return LineRef(candidate, *span)
+    word = _LINE_WORD.search(text)
+    if word is None:
+        return None
+    start = word.group("start") or word.group("lstart")
+    end = word.group("end") or word.group("lend")
+    span = _span(start, end)
+    if span is None:
+        return None
+    named = sorted((f for f in files if f and f in text), key=len, reverse=True)
+    if named:
+        return LineRef(named[0], *span)
+    if len(known) == 1:
+        return LineRef(next(iter(known)), *span)
+    return None
+
+
+def _finding_level(finding: Finding, mode: Mode) -> str:
+    # A hard finding fails the run only where the run can fail; in advisory mode a red
+    # annotation on a neutral check would contradict the conclusion.
+    if finding.severity == "hard" and mode is Mode.BLOCKING:
+        return "failure"
+    return "warning"
+
+
+def annotation_at(
+    path: str, start: int, end: int, level: str, message: str, title: str
+) -> Annotation:
+    """One annotation in GitHub's shape, its message and title cut to GitHub's limits."""
+    return {
+        "path": path,
+        "start_line": start,
+        "end_line": end,
+        "annotation_level": level,
+        "message": one_line(message, ANNOTATION_MESSAGE_LIMIT) or "(no message)",
+        "title": one_line(title, ANNOTATION_TITLE_LIMIT),
+    }
+
+
+def annotations_for(record: VerdictRecord, mode: Mode) -> list[Annotation]:
+    """Findings with a line, and improvements that name a line, as annotations."""
+    out: list[Annotation] = []
+    seen: set[tuple[str, int, int, str]] = set()
+
+    def add(item: Annotation) -> None:
+        key = (
+            str(item["path"]),
+            int(item["start_line"]),
+            int(item["end_line"]),
+            str(item["message"]),
+        )
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+
+    for finding in [*record.mechanical_findings, *record.injection_findings]:
+        if finding.line is None:
+            continue
+        add(
+            annotation_at(
+                finding.path,
+                finding.line,
+                finding.line,
+                _finding_level(finding, mode),
+                finding.message,
+                f"{finding.source} finding: {finding.kind} ({finding.severity})",
+            )
+        )
+    for view in rounds_of(record):
+        for improvement in dict.fromkeys(view.improvements):
+            ref = line_ref(improvement, record.files)
+            if ref is None:
+                continue
+            add(
+                annotation_at(
+                    ref.path,
+                    ref.start,
+                    ref.end,
+                    "notice",
+                    improvement,
+                    f"{view.tier.value} judge ({view.model}) suggests",
+                )
+            )
+    return out
