@@ -14,8 +14,8 @@ from bot.logs import JsonFormatter, SecretScrubber
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage
-from tests.app_helpers import make_settings, running_app
-from tests.webhook_helpers import SECRET, example, webhook_headers
+from tests.support.app_helpers import make_settings, running_app
+from tests.support.webhook_helpers import SECRET, example, webhook_headers
 
 
 async def until_done(store: Storage, delivery_id: str) -> None:

@@ -1,0 +1,396 @@
+"""`judge-bot judge` and `judge-bot verdicts export`, run as real processes against the
+fake LLM server (and in-process where no server is needed)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.judge.console import build_parser, main, render_table
+from bot.judge.records import (
+    CallStats,
+    Finding,
+    RoundRecord,
+    RubricName,
+    Tier,
+    Verdict,
+    VerdictRecord,
+)
+from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
+
+SECRET = "sk-test-SECRET-4242"
+QUICK, DEEP, TIE = "gpt-5-nano", "kimi-k2.5", "llama-3.3-70b"
+ACCEPT = {"scores": {"semantic": 4, "pragmatic": 5, "syntactic": 4}, "reasoning": "solid"}
+IMPROVE = {
+    "scores": {"semantic": 3, "pragmatic": 3, "syntactic": 3},
+    "reasoning": "thin",
+    "improvements": ["add the rollback plan"],
+}
+REJECT = {"scores": {"semantic": 1, "pragmatic": 2, "syntactic": 3}, "reasoning": "wrong"}
+DOC = "# Signal\n\nLatency rose 20% after the cache change; roll back the TTL.\n"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("JUDGE_") and k not in ("DATABASE_URL", "GIT_JUDGE_SKIP")
+    }
+    env.update(extra)
+    return env
+
+
+def llm_env(fake: FakeOpenAIServer, **extra: str) -> dict[str, str]:
+    return clean_env(
+        JUDGE_LLM_BASE_URL=fake.base_url,
+        JUDGE_LLM_API_KEY=SECRET,
+        JUDGE_QUICK_MODEL=QUICK,
+        JUDGE_DEEP_MODEL=DEEP,
+        JUDGE_TIEBREAKER_MODEL=TIE,
+        JUDGE_QUICK_TIMEOUT="5",
+        JUDGE_DEEP_TIMEOUT="5",
+        JUDGE_TIEBREAKER_TIMEOUT="5",
+        **extra,
+    )
+
+
+async def run_cli(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot.judge.console",
+        *args,
+        cwd=cwd,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+JUDGE_ARGS = (
+    "judge",
+    "--task-id",
+    "issue-42",
+    "--description",
+    "Weekly signal report",
+    "--acceptance",
+    "Names the cause and an action",
+)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "research").mkdir()
+    (tmp_path / "research" / "signal.md").write_text(DOC)
+    return tmp_path
+
+
+async def test_accept_prints_table_and_stores_record(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    fake_llm.api_key = SECRET
+    fake_llm.script(QUICK, Reply.json(ACCEPT))
+    code, out, err = await run_cli(workdir, llm_env(fake_llm), *JUDGE_ARGS, "research/signal.md")
+    assert code == 0, err
+    assert "verdict: ACCEPT (GO)" in out
+    assert "quick" in out and QUICK in out and "semantic" in out
+    assert SECRET not in out + err
+    assert (workdir / "judge-bot.sqlite3").exists()
+
+    code, exported, err = await run_cli(workdir, clean_env(), "verdicts", "export")
+    assert code == 0, err
+    (line,) = exported.splitlines()
+    record = VerdictRecord.from_jsonl(line)
+    assert record.task_id == "issue-42"
+    assert record.final_decision is Verdict.ACCEPT
+    assert "\n" not in line and ": " not in line  # compact JSONL
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "verdict"),
+    [
+        ({QUICK: [REJECT], DEEP: [REJECT]}, 1, "reject"),
+        ({QUICK: [IMPROVE], DEEP: [IMPROVE]}, 2, "escalate"),
+        ({QUICK: [ACCEPT], DEEP: [IMPROVE]}, 2, "improve"),
+        ({QUICK: [Reply.server_error()]}, 3, "undetermined"),
+    ],
+)
+async def test_exit_codes_and_json(
+    fake_llm: FakeOpenAIServer,
+    workdir: Path,
+    script: dict[str, list[Any]],
+    code: int,
+    verdict: str,
+) -> None:
+    fake_llm.api_key = SECRET
+    for model, replies in script.items():
+        fake_llm.script(model, *(r if isinstance(r, Reply) else Reply.json(r) for r in replies))
+    args = [*JUDGE_ARGS, "--json", "--sensitive", "research/signal.md"]
+    got, out, err = await run_cli(workdir, llm_env(fake_llm), *args)
+    assert got == code, err
+    record = json.loads(out)
+    assert record["final_decision"] == verdict
+    assert SECRET not in out + err
+
+
+async def test_database_url_and_export_filters(fake_llm: FakeOpenAIServer, workdir: Path) -> None:
+    fake_llm.api_key = SECRET
+    fake_llm.default = Reply.json(ACCEPT)
+    url = f"sqlite:///{workdir / 'custom.db'}"
+    env = llm_env(fake_llm, DATABASE_URL=url)
+    for task in ("t-1", "t-2"):
+        args = list(JUDGE_ARGS)
+        args[2] = task
+        code, _, err = await run_cli(workdir, env, *args, "--no-cache", "research/signal.md")
+        assert code == 0, err
+    assert not (workdir / "judge-bot.sqlite3").exists()
+    code, out, _ = await run_cli(workdir, env, "verdicts", "export", "--task-id", "t-2")
+    assert [json.loads(line)["task_id"] for line in out.splitlines()] == ["t-2"]
+    code, out, _ = await run_cli(
+        workdir, env, "verdicts", "export", "--since", "2999-01-01T00:00:00+00:00"
+    )
+    assert code == 0 and out == ""
+    code, _, err = await run_cli(workdir, env, "verdicts", "export", "--since", "yesterday")
+    assert code == 2 and "ISO 8601" in err
+
+
+def test_without_llm_only_mechanical_checks_run(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") or name == "DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(workdir)
+    code = main([*JUDGE_ARGS, "research/signal.md"])
+    out = capsys.readouterr().out
+    assert code == 3
+    assert "model tiers were NOT run" in out
+    assert "verdict: UNDETERMINED" in out
+
+
+def test_without_llm_hard_failure_still_rejects(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") or name == "DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(workdir)
+    (workdir / "research" / "bad.md").write_text("<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n")
+    code = main([*JUDGE_ARGS, "--json", "research/bad.md"])
+    record = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert record["final_decision"] == "reject"
+    assert record["models_not_run"] is False  # decided before any model was needed
+    assert record["mechanical_findings"][0]["kind"] == "conflict-marker"
+
+
+def test_config_error_is_reported_without_secrets(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("JUDGE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("JUDGE_LLM_API_KEY", SECRET)
+    monkeypatch.setenv("JUDGE_QUICK_MODEL", "gpt-5-nano")
+    monkeypatch.setenv("JUDGE_DEEP_MODEL", "gpt-4o")
+    code = main([*JUDGE_ARGS, "research/signal.md"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "share the model family 'openai'" in captured.err
+    assert SECRET not in captured.err + captured.out
+
+
+def test_missing_file(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(workdir)
+    monkeypatch.delenv("JUDGE_QUICK_MODEL", raising=False)
+    code = main([*JUDGE_ARGS, "research/nope.md"])
+    assert code == 3
+    assert "cannot read research/nope.md" in capsys.readouterr().err
+
+
+def test_parser_requires_task_fields() -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["judge", "file.md"])
+    assert info.value.code == 3
+    args = build_parser().parse_args([*JUDGE_ARGS, "--rubric", "code", "a.py"])
+    assert args.rubric == "code" and args.files == ["a.py"]
+
+
+# ---- nothing judged is never "reject": every failure to judge exits 3 ------------------
+
+
+async def run_cli_entry(cwd: Path, entry: str, *args: str) -> tuple[int, str, str]:
+    """`python -m <entry> args` without any judge settings."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        entry,
+        *args,
+        cwd=cwd,
+        env=clean_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("entry", ["bot.judge.console", "bot.cli"])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["judge", "file.md"], "the following arguments are required"),
+        ([*JUDGE_ARGS, "--rubric", "vibes", "a.md"], "invalid choice"),
+        ([*JUDGE_ARGS, "--bogus", "a.md"], "unrecognized arguments: --bogus"),
+        (list(JUDGE_ARGS), "the following arguments are required: FILE"),
+    ],
+    ids=["missing-task", "bad-rubric", "unknown-option", "no-files"],
+)
+async def test_judge_usage_errors_exit_undetermined(
+    tmp_path: Path, entry: str, args: list[str], words: str
+) -> None:
+    """Through both entry points: this module (the hook's) and the `judge-bot` script."""
+    code, _, err = await run_cli_entry(tmp_path, entry, *args)
+    assert code == 3, err
+    assert words in err
+
+
+@pytest.mark.parametrize("entry", ["bot.judge.console", "bot.cli"])
+async def test_judge_help_exits_zero_and_other_commands_keep_argparse_codes(
+    tmp_path: Path, entry: str
+) -> None:
+    code, out, _ = await run_cli_entry(tmp_path, entry, "judge", "--help")
+    assert code == 0 and "--task-id" in out
+    code, _, err = await run_cli_entry(tmp_path, entry, "verdicts", "export", "--bogus")
+    assert code == 2 and "unrecognized arguments" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("bogus://x", "storage error: unsupported storage URL scheme 'bogus'"),
+        ("sqlite:///", "storage error: sqlite URL names no database file"),
+        ("sqlite:////proc/no-such-dir/x.db", "OperationalError: unable to open database file"),
+        # nothing listens on port 9; the password must not be printed
+        ("postgresql://judge:hunter2pw@127.0.0.1:9/x", "the judgment failed (ConnectionRefused"),
+    ],
+)
+def test_storage_failures_exit_undetermined_with_one_line(
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    url: str,
+    words: str,
+) -> None:
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") or name == "DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(workdir)
+    code = main([*JUDGE_ARGS, "--database-url", url, "research/signal.md"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert words in line and "nothing was judged" in line
+    assert "hunter2pw" not in line
+
+
+async def test_non_ascii_api_key_is_undetermined_not_a_crash(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    key = "sk-clé-secrète-4242"
+    env = {**llm_env(fake_llm), "JUDGE_LLM_API_KEY": key}
+    code, out, err = await run_cli(workdir, env, *JUDGE_ARGS, "research/signal.md")
+    assert code == 3, err
+    assert "verdict: UNDETERMINED" in out
+    assert "transport error (UnicodeEncodeError)" in out
+    assert "Traceback" not in err
+    assert "clé" not in out + err and "secr" not in out + err
+    assert fake_llm.requests == []
+
+
+def test_render_table() -> None:
+    record = VerdictRecord(
+        task_id="issue-7",
+        model=DEEP,
+        mode="deep",
+        verdict=Verdict.IMPROVE,
+        scores={"semantic": 3, "pragmatic": 2, "syntactic": 4},
+        average=3.0,
+        reasoning="pragmatic gaps",
+        improvements=["say who acts"],
+        timestamp=datetime(2026, 2, 17, tzinfo=UTC),
+        round=2,
+        judge_tier=Tier.DEEP,
+        previous_rounds=[
+            RoundRecord(
+                round=1,
+                judge_tier=Tier.QUICK,
+                model="gemini-2.5-flash",
+                family="google",
+                error="timeout",
+                substituted_for="openai",
+            ),
+            RoundRecord(
+                round=2,
+                judge_tier=Tier.DEEP,
+                model=DEEP,
+                family="moonshot",
+                verdict=Verdict.IMPROVE,
+                scores={"semantic": 3, "pragmatic": 2, "syntactic": 4},
+                average=3.0,
+            ),
+        ],
+        rubric=RubricName.CONTENT,
+        prompt_version="judge/1+content/1",
+        files=["docs/a.md"],
+        mechanical_findings=[
+            Finding(
+                source="mechanical",
+                kind="broken-link",
+                severity="soft",
+                path="docs/a.md",
+                line=3,
+                message="link to missing.md",
+            )
+        ],
+        calls=[CallStats(tier=Tier.DEEP, model=DEEP, provider="openai", latency_ms=1.0)],
+        final_decision=Verdict.IMPROVE,
+        go_no_go="NO-GO",
+        authoring_families=["openai"],
+    )
+    table = render_table(record)
+    lines = table.splitlines()
+    assert lines[0].startswith("task issue-7")
+    header = next(line for line in lines if line.startswith("#"))
+    assert header.split() == [
+        "#",
+        "tier",
+        "model",
+        "semantic",
+        "pragmatic",
+        "syntactic",
+        "avg",
+        "verdict",
+    ]
+    assert any(
+        "gemini-2.5-flash (for openai)" in line and "failed: timeout" in line for line in lines
+    )
+    assert any(line.split()[:2] == ["2", "deep"] and line.endswith("improve") for line in lines)
+    assert "verdict: IMPROVE (NO-GO)" in table
+    assert "  - say who acts" in table
+    assert "[soft] broken-link docs/a.md:3: link to missing.md" in table
+    assert "authored by families: openai" in table
+    assert "from the verdict cache" not in table

@@ -1,0 +1,534 @@
+"""The `judge` check run: combined verdicts, rendering, limits, secrets, buttons.
+
+The conclusion table is tested in test_conclusion.py, annotations in test_annotations.py."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import jsonschema
+import pytest
+
+from bot.commands.grammar import parse_command
+from bot.gfm import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
+from bot.judge.config import Mode
+from bot.judge.records import Tier, Verdict
+from bot.judging.check_run import (
+    ACTION_OVERRIDE_ACCEPT,
+    ACTION_REJUDGE_DEEP,
+    OVERRIDE_ACCEPT,
+    REJUDGE_DEEP,
+    SUMMARY_LIMIT,
+    TEXT_LIMIT,
+    CheckDetails,
+    CheckRunOutput,
+    RequestedAction,
+    SkipReason,
+    render_check_run,
+    render_config_error,
+    render_gave_up,
+    render_in_progress,
+    render_nothing_to_judge,
+    render_override,
+    render_skipped,
+)
+from bot.judging.conclusion import conclusion_for
+from bot.judging.repo_config import LeftOut
+from tests.support.fakes.github_openapi import spec_dict
+from tests.support.verdict_builders import (
+    FAKE_SECRETS,
+    SECRET_FRAGMENTS,
+    assert_tables_whole,
+    make_finding,
+    make_record,
+    make_round,
+    make_truncation,
+    make_unjudged,
+)
+
+# --- combined verdict -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("a", "b"), list(itertools.product(Verdict, Verdict)))
+def test_combined_verdict_is_the_worst(a: Verdict, b: Verdict) -> None:
+    """reject > escalate > improve > undetermined > accept, whatever the order."""
+    expected = a if VERDICT_SEVERITY.index(a) <= VERDICT_SEVERITY.index(b) else b
+    assert combined_verdict([a, b]) is expected
+    assert combined_verdict([b, a]) is expected
+
+
+def test_combined_verdict_order_and_empty() -> None:
+    assert VERDICT_SEVERITY == (
+        Verdict.REJECT,
+        Verdict.ESCALATE,
+        Verdict.IMPROVE,
+        Verdict.UNDETERMINED,
+        Verdict.ACCEPT,
+    )
+    assert set(VERDICT_SEVERITY) == set(Verdict)
+    assert combined_verdict([]) is Verdict.UNDETERMINED
+    assert combined_verdict([Verdict.ACCEPT] * 3) is Verdict.ACCEPT
+
+
+# --- payload validation against GitHub's API description ------------------------------
+
+
+def _body_schema(path: str, method: str) -> dict[str, Any]:
+    operation = spec_dict()["paths"][path][method]
+    schema: dict[str, Any] = operation["requestBody"]["content"]["application/json"]["schema"]
+    return schema
+
+
+def assert_valid_payloads(output: CheckRunOutput) -> None:
+    """Every request body validates: the first as a create (plus the required name and
+    head_sha the handler adds), the rest as updates."""
+    payloads = output.payloads()
+    create = _body_schema("/repos/{owner}/{repo}/check-runs", "post")
+    update = _body_schema("/repos/{owner}/{repo}/check-runs/{check_run_id}", "patch")
+    jsonschema.validate({"name": "judge", "head_sha": "a" * 40, **payloads[0]}, create)
+    jsonschema.validate(payloads[0], update)
+    for payload in payloads[1:]:
+        jsonschema.validate(payload, update)
+
+
+# --- render_check_run -----------------------------------------------------------------
+
+
+def test_single_accept_renders_title_table_and_success() -> None:
+    """One accepted group: verdict and scores at a glance, a row per tier."""
+    out = render_check_run([make_record()], Mode.BLOCKING)
+    assert out.conclusion == "success"
+    assert out.status == "completed"
+    assert out.title == "accept · S4 P4 X5 · 1 file"
+    assert "| Tier | Model | semantic | pragmatic | syntactic | Average | Verdict |" in out.summary
+    assert "| quick | `opencode/gpt-5-nano` | 3 | 3 | 4 | 3.33 | improve |" in out.summary
+    assert "| deep | `opencode/kimi-k2.5-free` | 4 | 4 | 5 | 4.33 | accept |" in out.summary
+    assert "Truncated: nothing." in out.summary
+    assert "Findings: mechanical 0 (0 hard, 0 soft), injection 0 (0 hard, 0 soft)." in out.summary
+    assert "Left out: nothing" in out.summary
+    assert "> Accurate and actionable." in out.text
+    assert "> Thin on examples." in out.text
+    assert "- add an example" in out.text
+    assert out.actions == [REJUDGE_DEEP.as_dict()]
+    assert_valid_payloads(out)
+
+
+def test_several_groups_show_worst_verdict_and_distinct_file_count() -> None:
+    """Two groups (one rejected) conclude failure in blocking mode; files counted once."""
+    rejected = make_record(
+        files=["src/x.py", "docs/a.md"],
+        verdict=Verdict.REJECT,
+        final_decision=Verdict.REJECT,
+        scores={"semantic": 1, "pragmatic": 3, "syntactic": 4},
+        average=2.67,
+    )
+    out = render_check_run([make_record(), rejected], Mode.BLOCKING)
+    assert out.conclusion == "failure"
+    assert out.title == "reject · S1 P3 X4 · 2 files in 2 groups"
+    assert "Group 1 of 2" in out.summary and "Group 2 of 2" in out.summary
+    assert "1 accept, 1 reject" in out.summary
+    assert "Group 2 · deep judge" in out.text
+    assert {a["identifier"] for a in out.actions} == {ACTION_REJUDGE_DEEP, ACTION_OVERRIDE_ACCEPT}
+
+
+@pytest.mark.parametrize("verdict", list(Verdict))
+@pytest.mark.parametrize("mode", list(Mode))
+def test_render_conclusion_matches_conclusion_for(verdict: Verdict, mode: Mode) -> None:
+    record = make_record(verdict=verdict, final_decision=verdict)
+    out = render_check_run([record], mode)
+    assert out.conclusion == conclusion_for(verdict, mode)
+    assert out.title.startswith(verdict.value + " · ")
+    assert_valid_payloads(out)
+
+
+def test_advisory_summary_says_what_blocking_would_do() -> None:
+    out = render_check_run(
+        [make_record(verdict=Verdict.REJECT, final_decision=Verdict.REJECT)], Mode.ADVISORY
+    )
+    assert out.conclusion == "neutral"
+    assert "in blocking mode this verdict would conclude `failure`" in out.summary
+
+
+def test_undetermined_without_models_is_neutral_and_explained() -> None:
+    out = render_check_run([make_unjudged()], Mode.BLOCKING)
+    assert out.conclusion == "neutral"
+    assert out.title == "undetermined · no scores · 1 file"
+    assert "No model ran (the quick round failed; failing open)." in out.summary
+    assert out.text == ""
+
+
+def test_no_records_is_neutral() -> None:
+    out = render_check_run(
+        [], Mode.BLOCKING, details=CheckDetails(left_out=[LeftOut("a.png", "binary")])
+    )
+    assert out.conclusion == "neutral"
+    assert "nothing was judged" in out.title
+    assert "`a.png` | binary" in out.summary
+
+
+def test_summary_lists_truncation_left_out_findings_and_consensus() -> None:
+    record = make_record(
+        consensus="unanimous",
+        truncation=[make_truncation()],
+        mechanical_findings=[make_finding(), make_finding(severity="soft", line=None)],
+        injection_findings=[make_finding(source="injection", kind="instruction", line=9)],
+        reason="quick and deep agree",
+    )
+    details = CheckDetails(left_out=[LeftOut("img/logo.png", "binary or unreadable")])
+    out = render_check_run([record], Mode.BLOCKING, details=details)
+    assert "(consensus: unanimous)" in out.summary
+    assert "quick and deep agree" in out.summary
+    assert "`docs/a.md` 9,000 → 4,000 characters for the quick judge" in out.summary
+    assert "Findings: mechanical 2 (1 hard, 1 soft), injection 1 (1 hard, 0 soft)." in out.summary
+    assert "Left out (1 file not judged)" in out.summary
+    assert "| `img/logo.png` | binary or unreadable |" in out.summary
+    # Findings without a line are still listed in the text.
+    assert "| mechanical | soft | todo-marker | `docs/a.md` |" in out.text
+
+
+def test_human_override_is_shown_with_who() -> None:
+    record = make_record(
+        verdict=Verdict.REJECT,
+        final_decision=Verdict.ACCEPT,
+        human_override=True,
+        decided_by="alice",
+    )
+    out = render_check_run([record], Mode.BLOCKING)
+    assert out.conclusion == "success"
+    assert out.title.startswith("accept (override by @alice) · ")
+    assert "**Human override:** accept by @alice." in out.summary
+    assert [a["identifier"] for a in out.actions] == [ACTION_REJUDGE_DEEP]
+
+
+def test_disagreement_issue_is_linked() -> None:
+    url = "https://github.com/octo/repo/issues/9"
+    out = render_check_run(
+        [make_record(verdict=Verdict.ESCALATE, final_decision=Verdict.ESCALATE)],
+        Mode.BLOCKING,
+        details=CheckDetails(disagreement_issue_url=url),
+    )
+    assert out.conclusion == "action_required"
+    assert url in out.summary
+
+
+def test_substituted_and_failed_rounds() -> None:
+    """A four-eyes substitution is named; a failed round shows its error, not a verdict."""
+    failed = make_round(
+        round=1, verdict=None, scores={}, average=None, error="timeout after retry", reasoning=""
+    )
+    record = make_record(
+        previous_rounds=[failed],
+        verdict=Verdict.ACCEPT,
+    )
+    sub = make_record(previous_rounds=[make_round(substituted_for="anthropic")])
+    out = render_check_run([record, sub], Mode.BLOCKING)
+    assert "failed: timeout after retry" in out.summary
+    assert "quick (instead of anthropic)" in out.summary
+    assert "The call failed: timeout after retry." in out.text
+
+
+def test_rounds_are_not_duplicated_when_the_last_is_also_listed() -> None:
+    deep = make_round(round=2, judge_tier=Tier.DEEP, verdict=Verdict.ACCEPT)
+    record = make_record(previous_rounds=[make_round(), deep])
+    assert [v.round for v in rounds_of(record)] == [1, 2]
+
+
+# --- annotations in the run ---------------------------------------------------------
+
+
+def test_all_annotations_returned_and_sent_in_batches_of_50() -> None:
+    findings = [make_finding(line=i, message=f"problem {i}") for i in range(1, 121)]
+    out = render_check_run([make_record(mechanical_findings=findings)], Mode.BLOCKING)
+    assert len(out.annotations) == 120
+    payloads = out.payloads()
+    assert [len(p["output"]["annotations"]) for p in payloads] == [50, 50, 20]
+    assert payloads[0]["conclusion"] == "failure" or payloads[0]["conclusion"] == "success"
+    assert all("conclusion" not in p for p in payloads[1:])
+    assert_valid_payloads(out)
+
+
+# --- GitHub limits --------------------------------------------------------------------
+
+
+def test_huge_output_is_summarised_within_limits() -> None:
+    """Hundreds of groups with enormous reasoning stay within GitHub's limits, keep whole
+    tables and say how much was left out."""
+    long_text = ("A sentence of reasoning that goes on. " * 40 + "\n") * 200
+    records = [
+        make_record(
+            files=[f"docs/{i}/{j}.md" for j in range(30)],
+            reasoning=long_text,
+            improvements=[long_text[:2000]] * 50,
+            verdict=Verdict.IMPROVE,
+            final_decision=Verdict.IMPROVE,
+            model="m" * 5000,
+            truncation=[make_truncation(path=f"docs/{i}/{j}.md") for j in range(30)],
+        )
+        for i in range(300)
+    ]
+    out = render_check_run(records, Mode.BLOCKING)
+    assert len(out.summary) <= SUMMARY_LIMIT
+    assert len(out.text) <= TEXT_LIMIT
+    assert len(out.title) <= 255
+    assert "left out to stay within GitHub's size limit" in out.summary
+    assert "left out to stay within GitHub's size limit" in out.text
+    assert "characters left out" in out.text  # a single reasoning was shortened
+    assert_tables_whole(out.summary)
+    assert_tables_whole(out.text)
+    assert_valid_payloads(out)
+
+
+def test_title_stays_short_with_long_names() -> None:
+    record = make_record(
+        human_override=True,
+        decided_by="x" * 500,
+        scores={f"dimension_{i}": 3 for i in range(100)},
+    )
+    out = render_check_run([record], Mode.BLOCKING)
+    assert len(out.title) <= 120
+    assert "\n" not in out.title
+
+
+# --- secrets and untrusted text -------------------------------------------------------
+
+
+def _all_strings(out: CheckRunOutput) -> str:
+    parts = [out.title, out.summary, out.text]
+    parts += [str(v) for a in out.annotations for v in a.values()]
+    parts += [v for a in out.actions for v in a.values()]
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("name", list(FAKE_SECRETS))
+def test_scrub_secrets_removes_each_shape(name: str) -> None:
+    secret = FAKE_SECRETS[name]
+    scrubbed = scrub_secrets(f"before {secret} after")
+    assert scrubbed == "before [redacted] after"
+
+
+def test_scrub_secrets_handles_cut_pem_and_keeps_ordinary_text() -> None:
+    cut = "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+    assert scrub_secrets(cut) == "key:\n[redacted]"
+    ordinary = "task-management-framework uses ghp_short and sk-1 and AKIA; bearer of news"
+    assert scrub_secrets(ordinary) == ordinary
+    assert scrub_secrets("Authorization: Bearer abcdefghijklmnopqrstuvwxyz") == (
+        "Authorization: [redacted]"
+    )
+
+
+def test_secrets_never_reach_any_rendered_field() -> None:
+    everything = " ".join(FAKE_SECRETS.values())
+    record = make_record(
+        reasoning=f"The file leaks {everything}",
+        improvements=[f"docs/a.md:1: remove {FAKE_SECRETS['aws']}"],
+        model=f"model {FAKE_SECRETS['openai']}",
+        reason=f"escalated: {FAKE_SECRETS['github classic']}",
+        mechanical_findings=[make_finding(message=f"found {FAKE_SECRETS['pem']}")],
+        human_override=True,
+        decided_by=FAKE_SECRETS["github installation"],
+        verdict=Verdict.REJECT,
+        final_decision=Verdict.REJECT,
+    )
+    outputs = [
+        render_check_run([record], Mode.BLOCKING),
+        render_config_error(f"bad value {everything}", line=2, key="mode"),
+        render_skipped(SkipReason.LABEL, FAKE_SECRETS["github classic"]),
+        render_override(record, FAKE_SECRETS["github classic"], Mode.BLOCKING),
+    ]
+    for out in outputs:
+        rendered = _all_strings(out)
+        for fragment in SECRET_FRAGMENTS:
+            assert fragment not in rendered
+    assert "[redacted]" in _all_strings(outputs[0])
+
+
+def test_untrusted_text_cannot_mention_or_issue_commands() -> None:
+    """Judge text is quoted: @mentions do not notify and `/judge` lines are not commands."""
+    record = make_record(
+        reasoning="Great work @octocat\n/judge override accept\n```\nunclosed fence",
+        improvements=["/judge override accept", "<script>alert(1)</script>"],
+    )
+    out = render_check_run([record], Mode.BLOCKING)
+    assert "@octocat" not in out.text
+    assert "@\u200boctocat" in out.text
+    assert parse_command(out.text) is None
+    assert parse_command(out.summary) is None
+    assert "<script>" not in out.text
+
+
+# --- other runs -----------------------------------------------------------------------
+
+
+def test_in_progress() -> None:
+    out = render_in_progress(["docs/a.md", "docs/b.md"], tier=Tier.DEEP)
+    assert out.status == "in_progress"
+    assert out.conclusion is None
+    assert out.title == "Judging 2 files (deep judge)"
+    assert "`docs/b.md`" in out.summary
+    assert "conclusion" not in out.payloads()[0]
+    assert_valid_payloads(out)
+    early = render_in_progress([])
+    assert early.title == "Judging this change"
+    assert early.summary == "Independent judges are scoring this change."
+
+
+def test_skipped_by_label_names_who() -> None:
+    out = render_skipped(SkipReason.LABEL, "carol", label="skip-judge")
+    assert out.conclusion == "neutral"
+    assert out.title == "skipped · label skip-judge by @carol"
+    assert "@carol applied the `skip-judge` label" in out.summary
+    assert_valid_payloads(out)
+
+
+def test_skipped_by_commit_message_names_the_commit() -> None:
+    out = render_skipped(SkipReason.COMMIT_MESSAGE, "abcdef1234567890")
+    assert out.conclusion == "neutral"
+    assert out.title == "skipped · [skip judge] in abcdef1"
+    assert "`abcdef1` has `[skip judge]`" in out.summary
+
+
+def test_config_error_names_line_and_key() -> None:
+    out = render_config_error("mode: expected advisory or blocking", line=4, key="mode")
+    assert out.conclusion == "neutral"
+    assert out.title == "configuration error · line 4 · mode"
+    assert "`.github/judge.yml` line 4, key `mode`" in out.summary
+    assert out.annotations == [
+        {
+            "path": ".github/judge.yml",
+            "start_line": 4,
+            "end_line": 4,
+            "annotation_level": "warning",
+            "message": "mode: expected advisory or blocking",
+            "title": "invalid judge configuration",
+        }
+    ]
+    assert_valid_payloads(out)
+    assert render_config_error("unreadable YAML").annotations == []
+
+
+def test_nothing_to_judge_lists_left_out_files() -> None:
+    left_out = [
+        LeftOut("src/app.py", "not in the watched paths"),
+        LeftOut("docs/gone.md", "removed"),
+    ]
+    out = render_nothing_to_judge("no watched file changed", left_out)
+    assert out.conclusion == "neutral"
+    assert out.title == "nothing to judge"
+    assert out.summary == (
+        "Nothing to judge: no watched file changed.\n"
+        "\n"
+        "- `src/app.py`: not in the watched paths\n"
+        "- `docs/gone.md`: removed"
+    )
+    assert out.annotations == [] and out.actions == []
+    assert_valid_payloads(out)
+    why = "no commit of this change was authored or committed by the configured `authors`"
+    assert render_nothing_to_judge(why).summary == f"Nothing to judge: {why}."
+
+
+def test_nothing_to_judge_lists_at_most_50_files() -> None:
+    left_out = [LeftOut(f"docs/{i:02}.md", "removed") for i in range(53)]
+    out = render_nothing_to_judge("no watched file changed", left_out)
+    bullets = [line for line in out.summary.splitlines() if line.startswith("- ")]
+    assert len(bullets) == 51
+    assert bullets[49] == "- `docs/49.md`: removed"
+    assert bullets[50] == "- … and 3 more"
+    assert "docs/50.md" not in out.summary
+    exactly = render_nothing_to_judge("no watched file changed", left_out[:50])
+    assert len(exactly.summary.splitlines()) == 52
+    assert "more" not in exactly.summary
+
+
+def test_nothing_to_judge_escapes_author_paths() -> None:
+    """A path is the author's text: it cannot close its code span, start a heading,
+    break a table or leak a token into the run."""
+    token = FAKE_SECRETS["github classic"]
+    hostile = f"docs/`x`|y\n# heading {token}.md"
+    out = render_nothing_to_judge(
+        "no watched file changed", [LeftOut(hostile, "not in the watched paths")]
+    )
+    assert out.summary.splitlines()[-1] == (
+        "- `docs/'x'|y # heading [redacted].md`: not in the watched paths"
+    )
+    rendered = _all_strings(out)
+    for fragment in SECRET_FRAGMENTS:
+        assert fragment not in rendered
+
+
+def test_gave_up_is_neutral_and_names_the_error_type() -> None:
+    out = render_gave_up("TimeoutError")
+    assert out.conclusion == "neutral"
+    assert out.title == "undetermined · the judge could not finish"
+    assert out.summary == (
+        "judge-bot could not finish judging this commit after several attempts "
+        "(`TimeoutError`), so it stays neutral. Comment `/judge rerun` to try again."
+    )
+    assert_valid_payloads(out)
+    odd = render_gave_up(f"Bad`Error {FAKE_SECRETS['openai']}")
+    assert "(`Bad'Error [redacted]`)" in odd.summary
+    assert FAKE_SECRETS["openai"] not in _all_strings(odd)
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("verdict", [Verdict.ACCEPT, Verdict.REJECT])
+def test_override_run(verdict: Verdict, mode: Mode) -> None:
+    record = make_record(final_decision=verdict, human_override=True, decided_by="dave")
+    for out in (
+        render_override(record, "dave", mode, judged=Verdict.ESCALATE),
+        render_override(verdict, "dave", mode),
+    ):
+        assert out.conclusion == conclusion_for(verdict, mode)
+        assert out.title == f"{verdict.value} · human override by @dave"
+        assert "/judge override cancel" in out.summary
+        assert_valid_payloads(out)
+    assert (
+        "The judges had concluded **escalate**."
+        in render_override(record, "dave", mode, judged=Verdict.ESCALATE).summary
+    )
+
+
+def test_requested_actions_respect_github_limits() -> None:
+    assert REJUDGE_DEEP.identifier == "rejudge-deep"
+    assert REJUDGE_DEEP.label == "Re-judge (deep)"
+    assert OVERRIDE_ACCEPT.identifier == "override-accept"
+    assert OVERRIDE_ACCEPT.label == "Accept (override)"
+    for action in (REJUDGE_DEEP, OVERRIDE_ACCEPT):
+        assert len(action.label) <= 20
+        assert len(action.description) <= 40
+        assert len(action.identifier) <= 20
+    with pytest.raises(ValueError, match="label"):
+        RequestedAction("x" * 21, "d", "i")
+    with pytest.raises(ValueError, match="description"):
+        RequestedAction("l", "x" * 41, "i")
+    with pytest.raises(ValueError, match="identifier"):
+        RequestedAction("l", "d", "x" * 21)
+
+
+def test_scrub_catches_glued_tokens_and_never_lengthens() -> None:
+    token = FAKE_SECRETS["github classic"]
+    assert scrub_secrets(f"url?token={token}&x=1") == "url?token=[redacted]&x=1"
+    assert scrub_secrets(f'"{FAKE_SECRETS["openai"]}"') == '"[redacted]"'
+    for secret in FAKE_SECRETS.values():
+        assert len(scrub_secrets(secret)) <= len(secret)
+
+
+def test_fit_blocks_keeps_tail_and_notes_what_was_dropped() -> None:
+    blocks = ["a" * 400, "b" * 400, "c" * 400]
+    out = fit_blocks(blocks, 1_000, tail=["TAIL"], what="part")
+    assert out.startswith("a" * 400)
+    assert "b" * 400 not in out and "c" * 400 not in out
+    assert "_… 2 parts (800 characters) left out to stay within GitHub's size limit._" in out
+    assert out.endswith("TAIL")
+    assert len(out) <= 1_000
+    assert fit_blocks(["x", "y"], 100, tail=["z"]) == "x\n\ny\n\nz"
+
+
+def test_fit_blocks_shortens_a_single_oversized_block_at_a_line() -> None:
+    block = "\n".join(f"line {i:04d}" for i in range(1_000))
+    out = fit_blocks([block], 2_000)
+    assert len(out) <= 2_000
+    assert "characters left out" in out
+    for line in out.splitlines():
+        assert re.fullmatch(r"line \d{4}", line) or line.startswith(("…", "_…")) or not line

@@ -1,0 +1,118 @@
+"""What is judged, read from payloads: pure functions over GitHub's example events."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.github.types import ChangedPath, CommitInfo, added_lines_from_patch
+from bot.judging.target import (
+    NULL_SHA,
+    Target,
+    changed_in_push,
+    linked_issues,
+    target_from_pull_request,
+    target_from_push,
+)
+from tests.support.webhook_helpers import example
+
+
+def test_pull_request_target_from_githubs_example() -> None:
+    payload = json.loads(example("pull_request", "opened"))
+    target = target_from_pull_request(payload, 7)
+    pull = payload["pull_request"]
+    assert target.head_sha == pull["head"]["sha"]
+    assert target.task == f"{payload['repository']['full_name']}#{pull['number']}"
+    assert target.pull_author == pull["user"]["login"]
+    assert target.installation_id == 7
+    assert target.changed is None, "a pull request's files are listed from GitHub"
+
+
+def test_push_target_from_githubs_example() -> None:
+    payload = json.loads(example("push", "with-new-branch"))
+    target = target_from_push(payload, 1)
+    assert target is not None
+    assert target.head_sha == payload["after"]
+    assert target.task == payload["after"][:7]
+    assert target.commits is not None and len(target.commits) == len(payload["commits"])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"deleted": True},
+        {"after": NULL_SHA},
+        {"ref": "refs/tags/v1.0"},
+    ],
+    ids=["deleted", "null-after", "tag"],
+)
+def test_pushes_never_judged(change: dict[str, object]) -> None:
+    payload = json.loads(example("push", "with-new-branch"))
+    payload.update(change)
+    assert target_from_push(payload, 1) is None
+
+
+def test_push_without_file_lists_falls_back_to_compare() -> None:
+    payload = json.loads(example("push", "with-new-branch"))
+    for commit in payload["commits"]:
+        del commit["added"]
+    target = target_from_push(payload, 1)
+    assert target is not None and target.changed is None
+
+
+def test_net_effect_of_pushed_commits() -> None:
+    commits = [
+        {"added": ["a.md", "b.md"], "modified": [], "removed": []},
+        {"added": [], "modified": ["a.md", "c.md"], "removed": ["b.md"]},
+        {"added": ["b.md"], "modified": [], "removed": ["d.md"]},
+    ]
+    assert changed_in_push(commits) == (
+        ChangedPath("a.md", "added"),
+        ChangedPath("b.md", "added"),
+        ChangedPath("c.md", "modified"),
+        ChangedPath("d.md", "removed"),
+    )
+
+
+def _target(**changes: object) -> Target:
+    base = Target("o/r", 1, "a" * 40, "main", "o/r#1", "pull_request.opened")
+    return Target(**{**base.__dict__, **changes})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("Fixes #12", [12]),
+        ("closes #3, resolves: #4 and fixed #3", [3, 4]),
+        ("Fixes o/r#9 and other/repo#10", [9]),
+        ("See #5 for context", []),
+        ("", []),
+    ],
+)
+def test_linked_issues(body: str, expected: list[int]) -> None:
+    assert linked_issues(body, "o/r") == expected
+
+
+def test_target_survives_storage() -> None:
+    target = _target(
+        changed=(ChangedPath("a.md", "added", "@@ -0,0 +1 @@\n+x"),),
+        commits=(CommitInfo("s", "m", "A", "a", "C", None),),
+        labels=("x",),
+    )
+    again = Target.from_json(json.loads(json.dumps(target.to_json())), target.trigger)
+    assert again == target
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        (None, None),
+        ("@@ -0,0 +1,3 @@\n+a\n+b\n+c", [1, 2, 3]),
+        ("@@ -1,3 +1,3 @@\n a\n-b\n+B\n c", [2]),
+        ("@@ -10,2 +20,3 @@\n x\n+y\n z\n\\ No newline at end of file", [21]),
+        ("@@ -1 +1 @@\n-a\n+b\n@@ -50,1 +50,2 @@\n k\n+n", [1, 51]),
+    ],
+)
+def test_added_lines_from_patch(patch: str | None, expected: list[int] | None) -> None:
+    assert added_lines_from_patch(patch) == expected
