@@ -23,9 +23,7 @@ from graphql import (
 
 from tests.support.fakes.github_model import Repo, is_binary
 
-SCHEMA_PATH = (
-    Path(__file__).parents[2] / "fixtures" / "github" / "graphql" / "schema.graphql"
-)
+SCHEMA_PATH = Path(__file__).parents[2] / "fixtures" / "github" / "graphql" / "schema.graphql"
 
 
 @dataclass(frozen=True)
