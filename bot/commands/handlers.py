@@ -22,7 +22,9 @@ from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
 from bot.commands import plan
-from bot.commands.grammar import Actor, Command, command_for_action, parse_command, render_help
+from bot.commands.grammar import Command, command_for_action, parse_command
+from bot.commands.policy import Actor
+from bot.commands.replies import render_help
 from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context

@@ -16,15 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.commands.grammar import (
-    Actor,
-    AuthorizationFacts,
-    Command,
-    authorize,
-    override_outcome,
-    render_override_reply,
-    render_refusal,
-)
+from bot.commands.grammar import Command
+from bot.commands.outcome import override_outcome
+from bot.commands.policy import Actor, AuthorizationFacts, authorize
+from bot.commands.replies import render_override_reply, render_refusal
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
 from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
@@ -106,7 +101,7 @@ def authorization_facts(facts: CommandFacts) -> AuthorizationFacts:
 
 
 def plan_command(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
-    """Rerun or override, once authorised (rules in `bot.commands.grammar`)."""
+    """Rerun or override, once authorised (rules in `bot.commands.policy`)."""
     decision = authorize(command, actor, authorization_facts(facts))
     if not decision.allowed:
         return Refusal(decision.code, render_refusal(decision, command, actor))

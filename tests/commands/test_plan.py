@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.commands.grammar import Actor, Command
+from bot.commands.grammar import Command
 from bot.commands.plan import (
     CommandFacts,
     Override,
@@ -18,6 +18,7 @@ from bot.commands.plan import (
     plan_command,
     plan_override,
 )
+from bot.commands.policy import Actor
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
 from bot.judging.check_run import render_check_run

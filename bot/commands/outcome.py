@@ -1,0 +1,30 @@
+"""What an override does to the verdict and the check's conclusion. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.commands.grammar import Command
+from bot.judge.config import Mode
+from bot.judge.records import Verdict
+from bot.judging.conclusion import conclusion_for
+
+
+@dataclass(frozen=True)
+class OverrideOutcome:
+    """The verdict and conclusion after an override command."""
+
+    final_verdict: Verdict
+    conclusion: str
+    human_override: bool | None
+
+
+def override_outcome(command: Command, judged_verdict: Verdict, mode: Mode) -> OverrideOutcome:
+    """Accept and reject replace the judges' verdict (the conclusion still follows the
+    mode: a human reject fails only in blocking mode); cancel restores it."""
+    if command.kind != "override" or command.action is None:
+        raise ValueError("override_outcome needs an override command")
+    if command.action == "cancel":
+        return OverrideOutcome(judged_verdict, conclusion_for(judged_verdict, mode), None)
+    verdict = Verdict.ACCEPT if command.action == "accept" else Verdict.REJECT
+    return OverrideOutcome(verdict, conclusion_for(verdict, mode), True)

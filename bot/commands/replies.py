@@ -1,0 +1,71 @@
+"""What judge-bot answers to a command: help, a refusal, an override's confirmation.
+
+Every reply goes through `gfm.finish` (secrets scrubbed, GitHub's length limit kept).
+"""
+
+from __future__ import annotations
+
+from bot.commands.grammar import RAW_LIMIT, Command
+from bot.commands.outcome import OverrideOutcome
+from bot.commands.policy import Actor, Decision
+from bot.gfm import COMMENT_LIMIT, code, finish, one_line
+from bot.judge.config import Mode
+from bot.judge.records import Verdict
+
+# Commands are listed as list items in code spans, so no line of a reply starts with
+# `/judge` and the bot can never parse its own reply as a command.
+_HELP = """\
+**judge-bot commands** (comment on the pull request or the disagreement issue):
+
+- `/judge override accept`: accept the change despite the judges' verdict
+- `/judge override reject`: reject the change despite the judges' verdict
+- `/judge override cancel`: drop a previous override and restore the judges' verdict
+- `/judge rerun`: judge the head commit again (`/judge rerun deep` starts at the deep judge)
+- `/judge help`: show this message
+
+Overrides and reruns need write, maintain or admin access, and cannot come from the pull
+request author or an author or committer of the judged commits (four eyes). Put the
+command on a line of its own; commands in quotes or code blocks are ignored."""
+
+
+def render_help(problem: Command | None = None) -> str:
+    """Help text; for an invalid command it first says what was not understood."""
+    lead = ""
+    if problem is not None and problem.kind == "invalid":
+        lead = f"I did not understand {code(problem.raw, RAW_LIMIT)}"
+        lead += f": {one_line(problem.problem, 120)}.\n\n" if problem.problem else ".\n\n"
+    return finish(lead + _HELP, COMMENT_LIMIT)
+
+
+def render_refusal(decision: Decision, command: Command, actor: Actor) -> str:
+    """Why a command was not carried out."""
+    who = f"@{one_line(actor.login, 39)}"
+    return finish(
+        f"{who}, I did not run {code(command.raw or command.kind, RAW_LIMIT)}: {decision.reason}.",
+        COMMENT_LIMIT,
+    )
+
+
+def render_override_reply(
+    command: Command,
+    actor: Actor,
+    outcome: OverrideOutcome,
+    *,
+    judged_verdict: Verdict,
+    mode: Mode,
+) -> str:
+    """Confirmation posted after an override was recorded."""
+    who = f"@{one_line(actor.login, 39)}"
+    if command.action == "cancel":
+        body = (
+            f"{who} cancelled the override. The judges' verdict **{judged_verdict.value}** "
+            f"applies again; the check is `{outcome.conclusion}`."
+        )
+    else:
+        body = (
+            f"{who} overrode the judges' verdict **{judged_verdict.value}** with "
+            f"**{outcome.final_verdict.value}**; the check is `{outcome.conclusion}` "
+            f"({mode.value} mode). The override is recorded in the audit log. "
+            "To undo it, comment `/judge override cancel`."
+        )
+    return finish(body, COMMENT_LIMIT)
