@@ -69,18 +69,46 @@ def create_app(
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     hub = ServiceHub()
+    dispatcher = Dispatcher(router or build_router(), store, hub, clock)
+    pool = _worker_pool(settings, store, dispatcher, metrics, clock)
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics
     app[SERVICES] = hub
+    app[POOL] = pool
 
-    dispatcher = Dispatcher(router or build_router(), store, hub, clock)
+    app.cleanup_ctx.extend(
+        [
+            _storage_ctx(store),
+            _services_ctx(settings, store, metrics, hub, github, judge_config),
+            _workers_ctx(settings, store, pool, clock, start_workers),
+        ]
+    )
+    app.router.add_get("/", _index)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/metrics", _metrics)
+    if settings.configured and settings.webhook_secret is not None:
+        handler = make_webhook_handler(
+            store, settings.webhook_secret.get_secret_value(), metrics, pool.notify, clock
+        )
+        app.router.add_post(settings.webhook_path, handler)
+    else:
+        app.router.add_post(settings.webhook_path, _not_configured)
+    return app
+
+
+CleanupContext = Callable[[web.Application], AsyncIterator[None]]
+
+
+def _worker_pool(
+    settings: Settings, store: Storage, dispatcher: Dispatcher, metrics: Metrics, clock: Clock
+) -> WorkerPool:
     policy = DeliveryRetryPolicy(
         max_attempts=settings.max_attempts,
         base_seconds=settings.retry_base_seconds,
         max_seconds=settings.retry_max_seconds,
     )
-    pool = WorkerPool(
+    return WorkerPool(
         [
             Worker(
                 store,
@@ -94,14 +122,29 @@ def create_app(
             for _ in range(settings.workers)
         ]
     )
-    app[POOL] = pool
 
+
+def _storage_ctx(store: Storage) -> CleanupContext:
     async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
         await store.open()
         yield
         await store.close()
 
-    async def http_ctx(app: web.Application) -> AsyncIterator[None]:
+    return storage_ctx
+
+
+def _services_ctx(
+    settings: Settings,
+    store: Storage,
+    metrics: Metrics,
+    hub: ServiceHub,
+    github: GitHubApp | None,
+    judge_config: JudgeConfig | None,
+) -> CleanupContext:
+    """The HTTP clients live as long as the app; the services built on them go in `hub`.
+    In setup mode (no APP_ID) there is no GitHub client and so no services."""
+
+    async def services_ctx(app: web.Application) -> AsyncIterator[None]:
         session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
         llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
         client = github
@@ -130,6 +173,12 @@ def create_app(
         await llm_client.aclose()
         await session.close()
 
+    return services_ctx
+
+
+def _workers_ctx(
+    settings: Settings, store: Storage, pool: WorkerPool, clock: Clock, start_workers: bool
+) -> CleanupContext:
     async def workers_ctx(app: web.Application) -> AsyncIterator[None]:
         stop_housekeeping = asyncio.Event()
         housekeeping = asyncio.create_task(
@@ -142,19 +191,7 @@ def create_app(
         stop_housekeeping.set()
         await housekeeping
 
-    app.cleanup_ctx.extend([storage_ctx, http_ctx, workers_ctx])
-
-    app.router.add_get("/", _index)
-    app.router.add_get("/healthz", _healthz)
-    app.router.add_get("/metrics", _metrics)
-    if settings.configured and settings.webhook_secret is not None:
-        handler = make_webhook_handler(
-            store, settings.webhook_secret.get_secret_value(), metrics, pool.notify, clock
-        )
-        app.router.add_post(settings.webhook_path, handler)
-    else:
-        app.router.add_post(settings.webhook_path, _not_configured)
-    return app
+    return workers_ctx
 
 
 async def _index(request: web.Request) -> web.Response:

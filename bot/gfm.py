@@ -15,11 +15,9 @@ out. Nothing here raises because something is too long.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 
 from bot.credentials import redact
-from bot.judge.records import Tier, Verdict, VerdictRecord
 
 # GitHub refuses an issue or comment body longer than this (characters).
 COMMENT_LIMIT = 65_536
@@ -175,122 +173,6 @@ def finish(text: str, limit: int) -> str:
 
 # --- verdicts -------------------------------------------------------------------------
 
-# Worst first. Reject is the strongest statement against the content; escalate needs a
-# human; improve still blames the content; undetermined means part of the change was
-# not judged, so the whole cannot be called accepted; accept only when every part is.
-VERDICT_SEVERITY: tuple[Verdict, ...] = (
-    Verdict.REJECT,
-    Verdict.ESCALATE,
-    Verdict.IMPROVE,
-    Verdict.UNDETERMINED,
-    Verdict.ACCEPT,
-)
-
-
-def combined_verdict(verdicts: Iterable[Verdict]) -> Verdict:
-    """The worst of several verdicts (see VERDICT_SEVERITY); undetermined when none."""
-    seen = set(verdicts)
-    for verdict in VERDICT_SEVERITY:
-        if verdict in seen:
-            return verdict
-    return Verdict.UNDETERMINED
-
-
-_ABBREVIATIONS = {
-    "semantic": "S",
-    "pragmatic": "P",
-    "syntactic": "X",
-    "correctness": "C",
-    "scope_adherence": "Sc",
-    "code_quality": "Q",
-    "completeness": "Cm",
-}
-
-
-def abbreviate(dimension: str) -> str:
-    return _ABBREVIATIONS.get(dimension, dimension[:2].title())
-
-
-def format_score(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-def scores_glance(scores: Mapping[str, float]) -> str:
-    """`S4 P4 X5`: the scores in a few characters, for titles."""
-    return " ".join(f"{abbreviate(d)}{format_score(v)}" for d, v in scores.items())
-
 
 def short_sha(sha: str) -> str:
     return sha[:7]
-
-
-@dataclass(frozen=True)
-class RoundView:
-    """One model round, whether stored in `previous_rounds` or in the record's own
-    top-level fields (the last round that ran)."""
-
-    round: int
-    tier: Tier
-    model: str
-    scores: Mapping[str, float]
-    average: float | None
-    verdict: Verdict | None
-    reasoning: str
-    improvements: Sequence[str]
-    error: str | None = None
-    substituted_for: str | None = None
-
-
-def rounds_of(record: VerdictRecord) -> list[RoundView]:
-    """Every round of a record in order. `previous_rounds` holds the earlier rounds and
-    the top-level fields the last one; a producer that also lists the last round in
-    `previous_rounds` is handled by not adding it twice."""
-    views = [
-        RoundView(
-            round=r.round,
-            tier=r.judge_tier,
-            model=r.model,
-            scores=r.scores,
-            average=r.average,
-            verdict=r.verdict,
-            reasoning=r.reasoning,
-            improvements=r.improvements,
-            error=r.error,
-            substituted_for=r.substituted_for,
-        )
-        for r in record.previous_rounds
-    ]
-    listed = {v.round for v in views}
-    if record.round >= 1 and record.judge_tier is not None and record.round not in listed:
-        views.append(
-            RoundView(
-                round=record.round,
-                tier=record.judge_tier,
-                model=record.model,
-                scores=record.scores,
-                average=record.average,
-                verdict=record.verdict,
-                reasoning=record.reasoning,
-                improvements=record.improvements,
-            )
-        )
-    return sorted(views, key=lambda v: v.round)
-
-
-def dimensions_of(rounds: Iterable[RoundView]) -> list[str]:
-    """Score dimensions in first-seen order."""
-    dims: dict[str, None] = {}
-    for view in rounds:
-        for dim in view.scores:
-            dims.setdefault(dim, None)
-    return list(dims)
-
-
-def round_verdict_cell(view: RoundView) -> str:
-    if view.verdict is not None:
-        return view.verdict.value
-    return "failed: " + cell(view.error or "no answer", 60)

@@ -22,19 +22,16 @@ from bot.gfm import (
     bullet_untrusted,
     cell,
     code,
-    dimensions_of,
     finish,
     fit_blocks,
-    format_score,
     one_line,
     plural,
     quote_untrusted,
-    round_verdict_cell,
-    rounds_of,
     short_sha,
     table,
 )
 from bot.judge.records import RubricName, Verdict, VerdictRecord
+from bot.record_view import dimensions_of, format_score, round_verdict_cell, rounds_of
 
 LABEL = "judge-disagreement"
 LABEL_COLOR = "d93f0b"

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from bot.judge.engine import JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
+from bot.judge.watched_authors import is_listed_author
 
 BLOCK_EXIT = 10
 """Status of `judge-bot pre-push` that means "block this push"; see the module doc."""
@@ -122,18 +123,14 @@ def is_watched(path: str, patterns: Iterable[str]) -> bool:
 
 
 def by_watched_author(commit: Commit, authors: Sequence[str]) -> bool:
-    """True when no authors are configured or the author or committer is one of them
-    (name or email, case-insensitive)."""
-    if not authors:
-        return True
-    wanted = {a.strip().lower() for a in authors if a.strip()}
-    people = {
+    """The `authors` rule (`watched_authors`) over a commit's author and committer."""
+    people = (
         commit.author_name,
         commit.author_email,
         commit.committer_name,
         commit.committer_email,
-    }
-    return any(p.strip().lower() in wanted for p in people)
+    )
+    return is_listed_author(authors, people)
 
 
 def hook_exit_code(mode: str, records: Sequence[VerdictRecord]) -> int:

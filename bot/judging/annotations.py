@@ -16,9 +16,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.gfm import one_line, rounds_of
+from bot.gfm import one_line
 from bot.judge.config import Mode
 from bot.judge.records import Finding, VerdictRecord
+from bot.record_view import rounds_of
 
 ANNOTATIONS_PER_REQUEST = 50
 ANNOTATION_MESSAGE_LIMIT = 4_000

@@ -29,13 +29,11 @@ from typing import Any
 from bot.gfm import (
     cell,
     code,
-    combined_verdict,
     finish,
     fit_blocks,
     one_line,
     plural,
     quote_untrusted,
-    scores_glance,
     scrub_secrets,
     short_sha,
     table,
@@ -47,9 +45,10 @@ from bot.judge.records import Tier, Verdict, VerdictRecord
 # commands/grammar.py and tests/test_commands.py conclusion_for. Once they import from
 # annotations and conclusion, drop the `as` (check_run uses both names itself).
 from bot.judging.annotations import Annotation, annotation_at, annotation_batches, annotations_for
-from bot.judging.conclusion import conclusion_for
+from bot.judging.conclusion import combined_verdict, conclusion_for
 from bot.judging.group_sections import files_line, group_details, group_summary
 from bot.judging.repo_config import LeftOut
+from bot.record_view import scores_glance
 
 CHECK_NAME = "judge"
 TITLE_LIMIT = 255

@@ -17,6 +17,8 @@ it never fails a run in either mode.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
 
@@ -30,3 +32,24 @@ def conclusion_for(verdict: Verdict, mode: Mode) -> str:
     if verdict is Verdict.ESCALATE:
         return "action_required"
     return "failure"
+
+
+# Worst first. Reject is the strongest statement against the content; escalate needs a
+# human; improve still blames the content; undetermined means part of the change was
+# not judged, so the whole cannot be called accepted; accept only when every part is.
+VERDICT_SEVERITY: tuple[Verdict, ...] = (
+    Verdict.REJECT,
+    Verdict.ESCALATE,
+    Verdict.IMPROVE,
+    Verdict.UNDETERMINED,
+    Verdict.ACCEPT,
+)
+
+
+def combined_verdict(verdicts: Iterable[Verdict]) -> Verdict:
+    """The worst of several verdicts (see VERDICT_SEVERITY); undetermined when none."""
+    seen = set(verdicts)
+    for verdict in VERDICT_SEVERITY:
+        if verdict in seen:
+            return verdict
+    return Verdict.UNDETERMINED

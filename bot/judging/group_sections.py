@@ -15,19 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.gfm import (
-    bullet_untrusted,
-    cell,
-    code,
-    dimensions_of,
-    format_score,
-    plural,
-    quote_untrusted,
-    round_verdict_cell,
-    rounds_of,
-    table,
-)
+from bot.gfm import bullet_untrusted, cell, code, plural, quote_untrusted, table
 from bot.judge.records import Finding, VerdictRecord
+from bot.record_view import dimensions_of, format_score, round_verdict_cell, rounds_of
 
 REASONING_LIMIT = 6_000
 MAX_LISTED_FILES = 20

@@ -31,7 +31,6 @@ from gidgethub.sansio import Event
 from pydantic import ValidationError
 
 from bot.disagreement import sync as disagreements
-from bot.gfm import combined_verdict
 from bot.github.gateway import RepoGateway
 from bot.github.types import ChangedPath, CommitInfo, RemoteFile
 from bot.intake.dispatch import Context
@@ -51,6 +50,7 @@ from bot.judging.check_run import (
     render_nothing_to_judge,
     render_skipped,
 )
+from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.judging.repo_config import (

@@ -29,6 +29,7 @@ from bot.github.types import ChangedPath
 from bot.globs import check_glob, first_match, match_any
 from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
+from bot.judge.watched_authors import is_listed_author, normalise_author
 
 SCHEMA_ID = "https://judge-bot.invalid/schemas/judge-config.json"
 
@@ -49,12 +50,8 @@ Glob = Annotated[
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 
 
-def _normalise_author(name: str) -> str:
-    return name.strip().removeprefix("@").strip()
-
-
 def _check_author(name: str) -> str:
-    normal = _normalise_author(name)
+    normal = normalise_author(name)
     if not normal:
         raise ValueError("expected a name, email or login, got an empty string")
     return normal
@@ -221,10 +218,7 @@ def is_sensitive(config: RepoConfig, path: str) -> bool:
 def author_matches(config: RepoConfig, names: Iterable[str]) -> bool:
     """True when any of `names` (commit author/committer names, emails, logins)
     is listed in `authors`, or `authors` is empty."""
-    if not config.authors:
-        return True
-    wanted = {a.casefold() for a in config.authors}
-    return any(_normalise_author(n).casefold() in wanted for n in names)
+    return is_listed_author(config.authors, names)
 
 
 @dataclass(frozen=True)
