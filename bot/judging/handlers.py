@@ -42,23 +42,20 @@ from bot.judging.check_run import (
     CHECK_NAME,
     CheckDetails,
     CheckRunOutput,
-    SkipReason,
     render_check_run,
     render_config_error,
     render_gave_up,
     render_in_progress,
-    render_nothing_to_judge,
-    render_skipped,
 )
 from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.judging.repo_config import (
+    LeftOut,
     RepoConfig,
-    author_matches,
+    Selection,
     effective_mode,
     rubric_for,
-    select_files,
 )
 from bot.judging.state import (
     ShaState,
@@ -345,8 +342,7 @@ async def _judge_claimed(
     config_error: RepoConfigError | None,
     run: RunHandle,
 ) -> None:
-    storage = context.storage
-    if config_error is not None or config is None:
+    if config is None:
         assert config_error is not None
         await run.start(target)
         output = render_config_error(
@@ -362,57 +358,43 @@ async def _judge_claimed(
     target = replace(target, changed=tuple(changed), commits=tuple(commits))
     mode = effective_mode(config, services.judge_config.mode)
 
-    bypass = rules.bypass_of(target, config.skip_label, commits[-1].message if commits else "")
-    if bypass is not None:
-        if bypass.kind == "label":
-            output = render_skipped(SkipReason.LABEL, bypass.by, label=config.skip_label or "")
-        else:
-            output = render_skipped(SkipReason.COMMIT_MESSAGE, bypass.by)
-        await run.complete(output, verdict="skipped", target=target, mode=mode)
+    gated = rules.gate(config, target)
+    if isinstance(gated, rules.FinishEarly):
+        await run.complete(gated.output, verdict=gated.verdict, target=target, mode=mode)
         return
-
-    if config.authors and not author_matches(config, people_of(commits)):
-        output = render_nothing_to_judge(
-            "no commit of this change was authored or committed by the configured `authors`"
-        )
-        await run.complete(output, verdict="skipped", target=target, mode=mode)
-        return
-
-    selection = select_files(config, changed)
-    left_out = list(selection.left_out)
-    if not selection.files:
-        output = render_nothing_to_judge("no watched file changed", left_out)
-        await run.complete(output, verdict="skipped", target=target, mode=mode)
-        return
-
     try:
-        engine = engine_for(services, config, storage)
+        engine = engine_for(services, config, context.storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
         await run.complete(output, verdict="undetermined", target=target, mode=mode)
         return
 
+    files, left_out = await fetch_files(gateway, target, config, gated)
+    directives = await directives_for(target, config, gateway, files)
+    records = await judge_groups(
+        engine, target, config, files, commits, directives, gated.sensitive
+    )
+    verdict = combined_verdict(r.final_decision for r in records)
+    issue_url = await disagreements.reconcile(
+        gateway, context.storage, target, records, verdict, run.url, owner=run.owner
+    )
+    details = CheckDetails(left_out=left_out, disagreement_issue_url=issue_url)
+    output = render_check_run(records, mode, details=details)
+    await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
+
+
+async def fetch_files(
+    gateway: RepoGateway, target: Target, config: RepoConfig, selection: Selection
+) -> tuple[list[JudgedFile], list[LeftOut]]:
+    """The selected files at the head sha, in one GraphQL query, cut to the limits."""
     paths = [f.path for f in selection.files]
     blobs = await gateway.blobs([f"{target.head_sha}:{path}" for path in paths])
     texts = {path: _text(blobs[f"{target.head_sha}:{path}"]) for path in paths}
     truncated = {p for p in paths if (b := blobs[f"{target.head_sha}:{p}"]) and b.truncated}
     files, cut = rules.prepare_files(
-        paths, texts, changed, config.limits.max_chars_per_file, truncated
+        paths, texts, target.changed or (), config.limits.max_chars_per_file, truncated
     )
-    left_out.extend(cut)
-
-    directives = await directives_for(target, config, gateway, files)
-    records = await judge_groups(
-        engine, target, config, files, commits, directives, selection.sensitive
-    )
-    verdict = combined_verdict(r.final_decision for r in records)
-    issue_url = await disagreements.reconcile(
-        gateway, storage, target, records, verdict, run.url, owner=run.owner
-    )
-    output = render_check_run(
-        records, mode, details=CheckDetails(left_out=left_out, disagreement_issue_url=issue_url)
-    )
-    await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
+    return files, [*selection.left_out, *cut]
 
 
 def _text(blob: RemoteFile | None) -> str | None:

@@ -15,7 +15,13 @@ from typing import Literal
 from bot.github.types import ChangedPath, added_lines_from_patch
 from bot.judge.records import JudgedFile
 from bot.judging.annotations import Annotation
-from bot.judging.repo_config import LeftOut, RepoConfig, author_matches, select_files
+from bot.judging.check_run import (
+    CheckRunOutput,
+    SkipReason,
+    render_nothing_to_judge,
+    render_skipped,
+)
+from bot.judging.repo_config import LeftOut, RepoConfig, Selection, author_matches, select_files
 from bot.judging.state import ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of
 
@@ -81,6 +87,36 @@ def bypass_of(target: Target, skip_label: str | None, head_message: str) -> Bypa
     if any(marker in lowered for marker in SKIP_MARKERS):
         return Bypass("commit-message", target.head_sha)
     return None
+
+
+@dataclass(frozen=True)
+class FinishEarly:
+    """The run ends without judging: what it shows, and the verdict remembered."""
+
+    output: CheckRunOutput
+    verdict: str
+
+
+def gate(config: RepoConfig, target: Target) -> FinishEarly | Selection:
+    """Whether a change with known files and commits is judged, and which files.
+
+    A skip (label or commit marker) wins; then the `authors` filter; then the watched
+    paths. The target's `changed` and `commits` must be known."""
+    commits = target.commits or ()
+    bypass = bypass_of(target, config.skip_label, commits[-1].message if commits else "")
+    if bypass is not None:
+        if bypass.kind == "label":
+            label = config.skip_label or ""
+            return FinishEarly(render_skipped(SkipReason.LABEL, bypass.by, label=label), "skipped")
+        return FinishEarly(render_skipped(SkipReason.COMMIT_MESSAGE, bypass.by), "skipped")
+    if config.authors and not author_matches(config, people_of(commits)):
+        why = "no commit of this change was authored or committed by the configured `authors`"
+        return FinishEarly(render_nothing_to_judge(why), "skipped")
+    selection = select_files(config, target.changed or ())
+    if not selection.files:
+        output = render_nothing_to_judge("no watched file changed", selection.left_out)
+        return FinishEarly(output, "skipped")
+    return selection
 
 
 def prepare_files(

@@ -8,11 +8,14 @@ from typing import Any
 import pytest
 
 from bot.github.types import ChangedPath, CommitInfo
+from bot.judging.annotations import Annotation
 from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (
     ClaimAction,
+    FinishEarly,
     bypass_of,
     claim_action,
+    gate,
     prepare_files,
     push_needs_no_run,
     unsent,
@@ -140,7 +143,7 @@ def test_prepare_files_cuts_and_reports() -> None:
 
 
 def test_annotations_are_never_sent_twice() -> None:
-    one = {
+    one: Annotation = {
         "path": "a.md",
         "start_line": 1,
         "end_line": 1,
@@ -148,9 +151,48 @@ def test_annotations_are_never_sent_twice() -> None:
         "message": "m",
         "title": "t",
     }
-    two = {**one, "start_line": 2, "end_line": 2}
+    two: Annotation = {**one, "start_line": 2, "end_line": 2}
     first = unsent([one, two, one], [])
     assert first == [one, two]
     from bot.judging.rules import annotation_key
 
     assert unsent([one, two], [annotation_key(one)]) == [two]
+
+
+# -- the gate before judging ------------------------------------------------------------------
+
+
+def _commit(message: str = "Add notes", author: str = "agent") -> CommitInfo:
+    return CommitInfo(SHA, message, author, author, author, author)
+
+
+@pytest.mark.parametrize(
+    ("config_text", "labels", "message", "paths", "title"),
+    [
+        ("", ("judge-skip",), "Add notes", ("docs/a.md",), "skipped"),
+        ("", (), "Add notes [skip judge]", ("docs/a.md",), "skipped"),
+        ("authors: [someone-else]\n", (), "Add notes", ("docs/a.md",), "nothing to judge"),
+        ("", (), "Add notes", ("src/app.py",), "nothing to judge"),
+    ],
+    ids=["skip label", "commit marker", "authors", "nothing watched"],
+)
+def test_gate_finishes_early(
+    config_text: str, labels: tuple[str, ...], message: str, paths: tuple[str, ...], title: str
+) -> None:
+    changed = tuple(ChangedPath(p, "modified") for p in paths)
+    gated = gate(
+        parse_repo_config(config_text),
+        target(labels=labels, changed=changed, commits=(_commit(message),)),
+    )
+    assert isinstance(gated, FinishEarly)
+    assert gated.verdict == "skipped"
+    assert gated.output.conclusion == "neutral"
+    assert title in gated.output.title
+
+
+def test_gate_passes_the_selection_on() -> None:
+    changed = (ChangedPath("docs/a.md", "modified"), ChangedPath("src/app.py", "modified"))
+    gated = gate(parse_repo_config(""), target(changed=changed, commits=(_commit(),)))
+    assert not isinstance(gated, FinishEarly)
+    assert [f.path for f in gated.files] == ["docs/a.md"]
+    assert [item.path for item in gated.left_out] == ["src/app.py"]
