@@ -1,0 +1,1 @@
+"""GitHub access: App auth and installation tokens, a rate-limit-aware client, typed calls."""

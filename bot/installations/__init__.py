@@ -1,0 +1,1 @@
+"""Where the App is installed: installation payloads (accounts) and their handlers."""

@@ -1,0 +1,1 @@
+"""Webhook intake: verify and store (webhooks), claim and retry (worker), run handlers."""

@@ -1,0 +1,1 @@
+"""The judge engine: rubrics, tiers, providers, records. Usable without GitHub (CLI, hook)."""

@@ -1,0 +1,1 @@
+"""Judging pushes and pull requests: one `judge` check run per head sha, and the repo config."""

@@ -15,8 +15,8 @@
     A delivery on its last attempt that fails still completes its run (neutral), so no
     run is left in progress forever.
 
-The decisions are pure functions in `rules`, `targets`, `bot.judging.repo_config` and
-`bot.judging.check_run`; this module carries them out.
+The decisions are pure functions in `rules` (the gate, claims), `target`, `repo_config`,
+`conclusion` and `check_run` (rendering); this module fetches and carries them out.
 """
 
 from __future__ import annotations
