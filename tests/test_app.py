@@ -106,9 +106,7 @@ async def test_installation_events_are_recorded(tmp_path: Path, github_keypair: 
 
 async def test_setup_mode_serves_registration_guide(tmp_path: Path) -> None:
     """Without APP_ID the server runs, explains how to register, and accepts no webhooks."""
-    settings = Settings(  # type: ignore[call-arg]
-        _env_file=None, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}"
-    )
+    settings = Settings(_env_file=None, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
     assert not settings.configured
     async with running_app(settings) as (client, _):
         page = await client.get("/")

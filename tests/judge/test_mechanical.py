@@ -25,7 +25,7 @@ PEM_BODY = "MIIEowIBAAKCAQEA7Vx2v3Kq9Zr8Jt5Lp4Wm6Nb1Hc0Gd3Fe2Sa7Qy"
 
 
 def f(path: str, content: str, **kw: object) -> JudgedFile:
-    return JudgedFile(path=path, content=content, **kw)  # type: ignore[arg-type]
+    return JudgedFile(path=path, content=content, **kw)
 
 
 def kinds(findings: list[Finding]) -> list[tuple[str, str, int | None, str]]:

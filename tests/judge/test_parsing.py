@@ -108,7 +108,10 @@ def test_average_within_rounding_is_accepted() -> None:
 
 def test_non_numeric_average_is_recorded_not_fatal() -> None:
     """The average never decides, so a junk one is noted and recomputed."""
-    obj = {"scores": {"semantic": 4, "pragmatic": 4, "syntactic": 4}, "average": "high"}
+    obj: dict[str, object] = {
+        "scores": {"semantic": 4, "pragmatic": 4, "syntactic": 4},
+        "average": "high",
+    }
     answer = parse_answer(json.dumps(obj), CONTENT)
     assert answer.average == 4.0
     assert answer.extra["reported_average"] == "high"
@@ -299,6 +302,7 @@ def test_norm_key(raw: str, expected: str) -> None:
 def test_to_number_edges() -> None:
     assert to_number("1e-1", "x") == 0.1
     assert to_number(".5", "x") == 0.5
+    bad: object
     for bad in (False, "nan", "inf", float("nan"), float("inf"), {}, "1.2.3", "0x10"):
         with pytest.raises(ParseError):
             to_number(bad, "x")

@@ -368,7 +368,10 @@ async def test_openai_content_as_a_list_of_parts(
     raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
 ) -> None:
     async def handler(request: web.Request) -> web.Response:
-        parts = [{"type": "text", "text": '{"semantic": '}, {"type": "text", "text": "4}"}]
+        parts: list[dict[str, str | None]] = [
+            {"type": "text", "text": '{"semantic": '},
+            {"type": "text", "text": "4}"},
+        ]
         parts.append({"type": "text", "text": None})
         return web.json_response({"choices": [{"message": {"content": parts}}]})
 

@@ -4,7 +4,6 @@ The conclusion table is tested in test_conclusion.py, annotations in test_annota
 
 from __future__ import annotations
 
-import itertools
 import re
 from typing import Any
 
@@ -12,7 +11,7 @@ import jsonschema
 import pytest
 
 from bot.commands.grammar import parse_command
-from bot.gfm import VERDICT_SEVERITY, combined_verdict, fit_blocks, rounds_of, scrub_secrets
+from bot.gfm import fit_blocks, scrub_secrets
 from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict
 from bot.judging.check_run import (
@@ -49,27 +48,6 @@ from tests.support.verdict_builders import (
 )
 
 # --- combined verdict -----------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("a", "b"), list(itertools.product(Verdict, Verdict)))
-def test_combined_verdict_is_the_worst(a: Verdict, b: Verdict) -> None:
-    """reject > escalate > improve > undetermined > accept, whatever the order."""
-    expected = a if VERDICT_SEVERITY.index(a) <= VERDICT_SEVERITY.index(b) else b
-    assert combined_verdict([a, b]) is expected
-    assert combined_verdict([b, a]) is expected
-
-
-def test_combined_verdict_order_and_empty() -> None:
-    assert VERDICT_SEVERITY == (
-        Verdict.REJECT,
-        Verdict.ESCALATE,
-        Verdict.IMPROVE,
-        Verdict.UNDETERMINED,
-        Verdict.ACCEPT,
-    )
-    assert set(VERDICT_SEVERITY) == set(Verdict)
-    assert combined_verdict([]) is Verdict.UNDETERMINED
-    assert combined_verdict([Verdict.ACCEPT] * 3) is Verdict.ACCEPT
 
 
 # --- payload validation against GitHub's API description ------------------------------
@@ -227,12 +205,6 @@ def test_substituted_and_failed_rounds() -> None:
     assert "failed: timeout after retry" in out.summary
     assert "quick (instead of anthropic)" in out.summary
     assert "The call failed: timeout after retry." in out.text
-
-
-def test_rounds_are_not_duplicated_when_the_last_is_also_listed() -> None:
-    deep = make_round(round=2, judge_tier=Tier.DEEP, verdict=Verdict.ACCEPT)
-    record = make_record(previous_rounds=[make_round(), deep])
-    assert [v.round for v in rounds_of(record)] == [1, 2]
 
 
 # --- annotations in the run ---------------------------------------------------------

@@ -18,6 +18,7 @@ import yaml
 
 from bot.github.types import ChangedPath, changed_from_diff_entry
 from bot.globs import GlobError, compile_glob, first_match, glob_match
+from bot.judge.config import Mode
 from bot.judge.records import RubricName
 from bot.judging.config_file import parse_repo_config
 from bot.judging.repo_config import (
@@ -219,10 +220,10 @@ def test_default_watched_paths(path: str, expected: bool) -> None:
 def test_effective_mode() -> None:
     """An unset mode falls back to the installation default, itself advisory."""
     assert effective_mode(RepoConfig()) == "advisory"
-    assert effective_mode(RepoConfig(), "blocking") == "blocking"
-    assert effective_mode(parse_repo_config("mode: advisory"), "blocking") == "advisory"
-    assert effective_mode(parse_repo_config("mode: blocking"), "advisory") == "blocking"
-    assert effective_mode(parse_repo_config("mode:"), "blocking") == "blocking"
+    assert effective_mode(RepoConfig(), Mode.BLOCKING) is Mode.BLOCKING
+    assert effective_mode(parse_repo_config("mode: advisory"), Mode.BLOCKING) is Mode.ADVISORY
+    assert effective_mode(parse_repo_config("mode: blocking"), Mode.ADVISORY) is Mode.BLOCKING
+    assert effective_mode(parse_repo_config("mode:"), Mode.BLOCKING) is Mode.BLOCKING
 
 
 def test_defaults_are_not_shared_mutable_state() -> None:

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from bot.github.types import ChangedPath, CommitInfo, added_lines_from_patch
+from bot.github.types import NULL_SHA, ChangedPath, CommitInfo, added_lines_from_patch
 from bot.judging.target import (
-    NULL_SHA,
     Target,
     changed_in_push,
     linked_issues,
@@ -77,7 +76,7 @@ def test_net_effect_of_pushed_commits() -> None:
 
 def _target(**changes: object) -> Target:
     base = Target("o/r", 1, "a" * 40, "main", "o/r#1", "pull_request.opened")
-    return Target(**{**base.__dict__, **changes})  # type: ignore[arg-type]
+    return Target(**{**base.__dict__, **changes})
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def make_settings(private_key: str, tmp_path: Path, **overrides: Any) -> Setting
         "LOG_FORMAT": "pretty",
     }
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from referencing import Registry, Resource
+from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 from bot.github.client import GitHubApp
@@ -41,7 +41,7 @@ def _schemas() -> Registry:
     registry: Registry = Registry()
     for path in (FIXTURES / "webhook-schemas").rglob("*.schema.json"):
         schema = json.loads(path.read_text())
-        registry = registry.with_resource(schema["$id"], Resource(schema, specification=DRAFT7))
+        registry = registry.with_resource(schema["$id"], DRAFT7.create_resource(schema))
     return registry
 
 
@@ -83,7 +83,7 @@ def judge_config(llm: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
         "throttle_per_hour": 1000,
     }
     values.update(overrides)
-    return JudgeConfig(_env_file=None, **values)  # type: ignore[call-arg]
+    return JudgeConfig(_env_file=None, **values)
 
 
 def pull_request_payload(
@@ -94,7 +94,7 @@ def pull_request_payload(
     repo: str = REPO,
     installation_id: int = 1,
 ) -> dict[str, Any]:
-    data = json.loads(example("pull_request", "opened"))
+    data: dict[str, Any] = json.loads(example("pull_request", "opened"))
     stored = fake.repo(repo).pulls[number]
     issue = fake.repo(repo).issues[number]
     owner, name = repo.split("/")
@@ -147,7 +147,7 @@ def push_payload(
     default_branch: str = "main",
     installation_id: int = 1,
 ) -> dict[str, Any]:
-    data = json.loads(example("push", "with-installation"))
+    data: dict[str, Any] = json.loads(example("push", "with-installation"))
     name = repo.split("/")[1]
     data.update({"ref": ref, "before": before, "after": after, "deleted": False})
     data["installation"] = {"id": installation_id, "node_id": "MDIzOkluc3RhbGxhdGlvbjE="}
@@ -196,7 +196,7 @@ def comment_payload(
     action: str = "created",
     installation_id: int = 1,
 ) -> dict[str, Any]:
-    data = json.loads(example("issue_comment", "created.with-installation"))
+    data: dict[str, Any] = json.loads(example("issue_comment", "created.with-installation"))
     owner, name = repo.split("/")
     data["action"] = action
     data["installation"] = {"id": installation_id, "node_id": "MDIzOkluc3RhbGxhdGlvbjE="}
@@ -234,7 +234,7 @@ def check_run_payload(
     installation_id: int = 1,
 ) -> dict[str, Any]:
     name = "requested_action" if action == "requested_action" else "rerequested"
-    data = json.loads(example("check_run", name))
+    data: dict[str, Any] = json.loads(example("check_run", name))
     owner, repo_name = repo.split("/")
     data["action"] = action
     data["installation"] = {"id": installation_id, "node_id": "MDIzOkluc3RhbGxhdGlvbjE="}
