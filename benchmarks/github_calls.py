@@ -38,11 +38,11 @@ from bot.app import create_app  # noqa: E402
 from bot.github.client import GitHubApp, RetryPolicy  # noqa: E402
 from bot.storage import storage_from_url  # noqa: E402
 from bot.storage.base import DeliveryStatus  # noqa: E402
-from tests.app_helpers import make_settings  # noqa: E402
-from tests.fakes.github_server import FakeGitHub  # noqa: E402
-from tests.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply  # noqa: E402
-from tests.flow_helpers import QUICK, judge_config, pull_request_payload  # noqa: E402
-from tests.webhook_helpers import webhook_headers  # noqa: E402
+from tests.support.app_helpers import make_settings  # noqa: E402
+from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
+from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply  # noqa: E402
+from tests.support.flow_helpers import QUICK, judge_config, pull_request_payload  # noqa: E402
+from tests.support.webhook_helpers import webhook_headers  # noqa: E402
 
 REPO = "octo/hello"
 SIZES = (1, 10, 100)

@@ -40,7 +40,7 @@ from bot.judge.providers import Completion, LLMProvider
 from bot.judge.records import JudgedFile, TaskSpec
 from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
-from tests.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
+from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
 
 QUICK, DEEP, TIE = "gpt-5-nano", "kimi-k2.5", "llama-3.3-70b"
 GOOD = {"scores": {"semantic": 4, "pragmatic": 4, "syntactic": 5}, "reasoning": "clear"}
