@@ -33,7 +33,7 @@ from bot.routing import build_router
 from bot.services import ServiceHub, Services
 from bot.settings import Settings
 from bot.storage import storage_from_url
-from bot.storage.base import Storage
+from bot.storage.base import Storage, StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,10 @@ def _worker_pool(
 
 def _storage_ctx(store: Storage) -> CleanupContext:
     async def storage_ctx(app: web.Application) -> AsyncIterator[None]:
-        await store.open()
+        try:
+            await store.open()
+        except Exception as exc:  # any driver's failure to connect means the same to a user
+            raise StorageUnavailable(f"{type(exc).__name__}: {exc}") from exc
         yield
         await store.close()
 

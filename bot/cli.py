@@ -14,6 +14,7 @@ from bot.app import create_app
 from bot.judge import console as judge_console
 from bot.logs import configure_logging
 from bot.settings import SettingsError, load_judge_config, load_settings
+from bot.storage.base import StorageUnavailable, describe_database
 
 log = logging.getLogger("bot")
 
@@ -52,12 +53,17 @@ def _serve(args: argparse.Namespace) -> int:
             settings.port,
         )
     log.info("judge-bot %s listening on %s:%d", __version__, settings.host, settings.port)
-    web.run_app(
-        create_app(settings, judge_config=judge_config),
-        host=settings.host,
-        port=settings.port,
-        print=None,
-    )
+    try:
+        web.run_app(
+            create_app(settings, judge_config=judge_config),
+            host=settings.host,
+            port=settings.port,
+            print=None,
+        )
+    except StorageUnavailable as exc:
+        where = describe_database(settings.database_url)
+        sys.stderr.write(f"judge-bot: cannot open the database {where} (DATABASE_URL): {exc}\n")
+        return 2
     return 0
 
 

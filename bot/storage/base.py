@@ -77,6 +77,21 @@ class StoredVerdict:
     record: dict[str, Any]
 
 
+class StorageUnavailable(RuntimeError):
+    """The database could not be opened (unreachable, refused, bad credentials). The
+    message names the database without its password and says why."""
+
+
+def describe_database(url: str) -> str:
+    """`url` fit for a log line or an error: the password is never shown."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    credentials, _, location = rest.partition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}@{location}" if user else f"{scheme}://{location}"
+
+
 class Storage(Protocol):
     """Async storage. Every method is safe to call concurrently from many tasks,
     and (PostgreSQL) from many processes."""
