@@ -1,53 +1,20 @@
-"""Workers: retries with backoff, parking, handler isolation, and crash-and-restart recovery."""
+"""Workers: retries with backoff, parking, and crash-and-restart recovery.
+
+Handler isolation (a retry runs only the handlers that failed) is tested in test_dispatch.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import datetime, timedelta
 
 import pytest
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.intake.dispatch import Context, Dispatcher, HandlerFailures
+from bot.intake.dispatch import Context
 from bot.intake.worker import RetryPolicy, Worker, next_attempt_at
-from bot.metrics import Metrics
-from bot.storage.base import DeliveryStatus, NewDelivery, Storage
-
-T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-
-class ManualClock:
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-def new_delivery(delivery_id: str, event: str = "push", **payload: Any) -> NewDelivery:
-    body = json.dumps({"action": None, **payload}).encode()
-    return NewDelivery(delivery_id, event, None, 1, "octo/hello", body, T0)
-
-
-def make_worker(storage: Storage, router: Router, clock: ManualClock, **kwargs: Any) -> Worker:
-    policy = kwargs.pop("policy", RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
-    return Worker(
-        storage,
-        Dispatcher(router, storage, clock=clock),
-        Metrics(),
-        policy=policy,
-        lease_seconds=kwargs.pop("lease_seconds", 30.0),
-        poll_interval=0.01,
-        clock=clock,
-        **kwargs,
-    )
-
+from bot.storage.base import DeliveryStatus, Storage
+from tests.support.delivery_helpers import T0, ManualClock, make_worker, new_delivery
 
 # -- backoff schedule (pure) ---------------------------------------------------------------
 
@@ -107,52 +74,6 @@ async def test_failing_handler_is_retried_with_backoff_then_parked(storage: Stor
     clock.advance(10_000)
     assert await worker.run_once() == 0
     assert len(calls) == 3
-
-
-async def test_retry_runs_only_the_handlers_that_failed(storage: Storage) -> None:
-    """One feature's failure neither stops the others nor makes them act twice."""
-    clock = ManualClock()
-    counts = {"good": 0, "flaky": 0}
-    router = Router()
-
-    @router.register("push")
-    async def good(event: Event, context: Context) -> None:
-        counts["good"] += 1
-
-    @router.register("push")
-    async def flaky(event: Event, context: Context) -> None:
-        counts["flaky"] += 1
-        if counts["flaky"] == 1:
-            raise RuntimeError("transient")
-
-    await storage.record_delivery(new_delivery("d-2"))
-    worker = make_worker(storage, router, clock)
-    await worker.run_once()
-    assert counts == {"good": 1, "flaky": 1}
-    clock.advance(10)
-    await worker.run_once()
-    assert counts == {"good": 1, "flaky": 2}
-    done = await storage.get_delivery("d-2")
-    assert done is not None and done.status is DeliveryStatus.DONE
-
-
-async def test_dispatcher_reports_every_failure(storage: Storage) -> None:
-    router = Router()
-
-    @router.register("push")
-    async def first(event: Event, context: Context) -> None:
-        raise ValueError("one")
-
-    @router.register("push")
-    async def second(event: Event, context: Context) -> None:
-        raise KeyError("two")
-
-    await storage.record_delivery(new_delivery("d-3"))
-    delivery = await storage.get_delivery("d-3")
-    assert delivery is not None
-    with pytest.raises(HandlerFailures) as raised:
-        await Dispatcher(router, storage)(delivery)
-    assert len(raised.value.failures) == 2
 
 
 async def test_killed_worker_delivery_completes_once_after_restart(storage: Storage) -> None:

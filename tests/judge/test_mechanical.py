@@ -1,11 +1,12 @@
-"""Mechanical checks: each finding carries its file and line; secrets are never echoed."""
+"""Mechanical checks: each finding carries its file and line; secrets are never echoed.
+
+How Markdown is read for the link checks (slugs, anchors, links) is tested in test_markdown.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.credentials import is_placeholder, redact
-from bot.judge.markdown import anchors, links, slug
 from bot.judge.mechanical import check_task, has_hard_failure, run_mechanical_checks
 from bot.judge.records import Finding, JudgedFile, TaskSpec
 
@@ -417,72 +418,3 @@ def test_has_hard_failure() -> None:
     assert not has_hard_failure([])
     assert not has_hard_failure([soft])
     assert has_hard_failure([soft, hard])
-
-
-# ----------------------------------------------------------------------- GitHub slugs
-
-
-@pytest.mark.parametrize(
-    ("heading", "expected"),
-    [
-        ("Hello, World!", "hello-world"),
-        ("A & B", "a--b"),
-        ("Version 2.0 (beta)", "version-20-beta"),
-        ("snake_case_name", "snake_case_name"),
-        ("Café Ünïcode", "café-ünïcode"),
-        ("Rocket 🚀 launch", "rocket--launch"),
-        ("  Trim  ", "trim"),
-        ("Über-cool  double", "über-cool--double"),
-    ],
-)
-def test_github_slug(heading: str, expected: str) -> None:
-    assert slug(heading) == expected
-
-
-def test_anchors_from_headings_markup_duplicates_and_html() -> None:
-    text = (
-        "---\ntitle: front matter\n---\n"
-        "# Title\n"
-        "## `__init__` and **bold** _em_ [link](x.md)\n"
-        "## Title\n"
-        "## Title-1\n"
-        "## Title\n"
-        "Setext One\n==========\n"
-        "Setext Two\n----------\n"
-        "### Closed heading ###\n"
-        '<a name="Custom-Anchor"></a>\n<div id="box"></div>\n'
-        "```\n# not a heading\n```\n"
-        "#no-space is not a heading\n"
-    )
-    found = anchors(text)
-    assert found == {
-        "title",
-        "__init__-and-bold-em-link",
-        "title-1",
-        "title-1-1",
-        "title-2",
-        "setext-one",
-        "setext-two",
-        "closed-heading",
-        "custom-anchor",
-        "box",
-    }
-
-
-def test_link_extraction_forms() -> None:
-    text = (
-        '[a](one.md "title") ![img](pic.png) [b](<two words.md>)\n'
-        "[ref]: three.md\n"
-        '<a href="four.md">x</a> <img src="five.png">\n'
-        "[nested [brackets]](six.md) [p](seven_(v2).md)\n"
-    )
-    assert [(x.line, x.target) for x in links(text)] == [
-        (1, "one.md"),
-        (1, "pic.png"),
-        (1, "<two words.md>"),
-        (2, "three.md"),
-        (3, "four.md"),
-        (3, "five.png"),
-        (4, "six.md"),
-        (4, "seven_(v2).md"),
-    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
 from bot.judging.state import (
@@ -15,7 +13,6 @@ from bot.judging.state import (
     save_state,
     state_key,
 )
-from bot.services import ServiceHub, ServicesNotReady
 from bot.storage.base import Storage
 from tests.support.verdict_builders import HEAD, make_record
 
@@ -72,10 +69,3 @@ def test_run_and_annotation_bookkeeping() -> None:
     assert state.with_sent(["a", "b"]).annotations_sent == ("a", "b")
     assert not state.judged
     assert ShaState().claimed_by_push and ShaState().judged_target("t") is None
-
-
-def test_services_are_refused_before_the_app_starts() -> None:
-    hub = ServiceHub()
-    assert not hub.ready
-    with pytest.raises(ServicesNotReady):
-        _ = hub.services

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.github.types import NULL_SHA, ChangedPath, CommitInfo, added_lines_from_patch
+from bot.github.types import NULL_SHA, ChangedPath, CommitInfo
 from bot.judging.target import (
     Target,
     changed_in_push,
@@ -101,17 +101,3 @@ def test_target_survives_storage() -> None:
     )
     again = Target.from_json(json.loads(json.dumps(target.to_json())), target.trigger)
     assert again == target
-
-
-@pytest.mark.parametrize(
-    ("patch", "expected"),
-    [
-        (None, None),
-        ("@@ -0,0 +1,3 @@\n+a\n+b\n+c", [1, 2, 3]),
-        ("@@ -1,3 +1,3 @@\n a\n-b\n+B\n c", [2]),
-        ("@@ -10,2 +20,3 @@\n x\n+y\n z\n\\ No newline at end of file", [21]),
-        ("@@ -1 +1 @@\n-a\n+b\n@@ -50,1 +50,2 @@\n k\n+n", [1, 51]),
-    ],
-)
-def test_added_lines_from_patch(patch: str | None, expected: list[int] | None) -> None:
-    assert added_lines_from_patch(patch) == expected

@@ -1,0 +1,74 @@
+"""Reading Markdown for the link checks (`bot/judge/markdown.py`): GitHub's heading slugs, the
+anchors a file defines, and every link form it contains."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.judge.markdown import anchors, links, slug
+
+
+@pytest.mark.parametrize(
+    ("heading", "expected"),
+    [
+        ("Hello, World!", "hello-world"),
+        ("A & B", "a--b"),
+        ("Version 2.0 (beta)", "version-20-beta"),
+        ("snake_case_name", "snake_case_name"),
+        ("Café Ünïcode", "café-ünïcode"),
+        ("Rocket 🚀 launch", "rocket--launch"),
+        ("  Trim  ", "trim"),
+        ("Über-cool  double", "über-cool--double"),
+    ],
+)
+def test_github_slug(heading: str, expected: str) -> None:
+    assert slug(heading) == expected
+
+
+def test_anchors_from_headings_markup_duplicates_and_html() -> None:
+    text = (
+        "---\ntitle: front matter\n---\n"
+        "# Title\n"
+        "## `__init__` and **bold** _em_ [link](x.md)\n"
+        "## Title\n"
+        "## Title-1\n"
+        "## Title\n"
+        "Setext One\n==========\n"
+        "Setext Two\n----------\n"
+        "### Closed heading ###\n"
+        '<a name="Custom-Anchor"></a>\n<div id="box"></div>\n'
+        "```\n# not a heading\n```\n"
+        "#no-space is not a heading\n"
+    )
+    found = anchors(text)
+    assert found == {
+        "title",
+        "__init__-and-bold-em-link",
+        "title-1",
+        "title-1-1",
+        "title-2",
+        "setext-one",
+        "setext-two",
+        "closed-heading",
+        "custom-anchor",
+        "box",
+    }
+
+
+def test_link_extraction_forms() -> None:
+    text = (
+        '[a](one.md "title") ![img](pic.png) [b](<two words.md>)\n'
+        "[ref]: three.md\n"
+        '<a href="four.md">x</a> <img src="five.png">\n'
+        "[nested [brackets]](six.md) [p](seven_(v2).md)\n"
+    )
+    assert [(x.line, x.target) for x in links(text)] == [
+        (1, "one.md"),
+        (1, "pic.png"),
+        (1, "<two words.md>"),
+        (2, "three.md"),
+        (3, "four.md"),
+        (3, "five.png"),
+        (4, "six.md"),
+        (4, "seven_(v2).md"),
+    ]

@@ -1,0 +1,47 @@
+"""Deliveries on real storage for the intake tests: a stored event, a clock the test moves,
+and a worker wired to a dispatcher with a short retry policy."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from gidgethub.routing import Router
+
+from bot.intake.dispatch import Dispatcher
+from bot.intake.worker import RetryPolicy, Worker
+from bot.metrics import Metrics
+from bot.storage.base import NewDelivery, Storage
+
+T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+class ManualClock:
+    def __init__(self, now: datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def new_delivery(delivery_id: str, event: str = "push", **payload: Any) -> NewDelivery:
+    body = json.dumps({"action": None, **payload}).encode()
+    return NewDelivery(delivery_id, event, None, 1, "octo/hello", body, T0)
+
+
+def make_worker(storage: Storage, router: Router, clock: ManualClock, **kwargs: Any) -> Worker:
+    policy = kwargs.pop("policy", RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
+    return Worker(
+        storage,
+        Dispatcher(router, storage, clock=clock),
+        Metrics(),
+        policy=policy,
+        lease_seconds=kwargs.pop("lease_seconds", 30.0),
+        poll_interval=0.01,
+        clock=clock,
+        **kwargs,
+    )
