@@ -71,7 +71,7 @@ class IssueLinks:
     page; `check_run_url` the judge check run, when there is one."""
 
     task: str
-    subject_url: str
+    subject_url: str | None
     check_run_url: str | None = None
     is_pull_request: bool = True
 
@@ -170,7 +170,8 @@ def _files_block(records: Sequence[VerdictRecord]) -> str:
 def _links_block(links: IssueLinks) -> str:
     subject = "pull request" if links.is_pull_request else "commit"
     task = one_line(links.task, 120)
-    line = f"The judges could not agree on the {subject} [{task}]({links.subject_url})."
+    named = f"[{task}]({links.subject_url})" if links.subject_url else task
+    line = f"The judges could not agree on the {subject} {named}."
     if links.check_run_url:
         line += f" Check run: [judge]({links.check_run_url})."
     return line

@@ -28,11 +28,17 @@ def issue_key(repository: str, number: int) -> str:
     return f"{repository.lower()}#{number}"
 
 
+def issue_url(target: Target, number: int) -> str | None:
+    """The issue's page, on the host the repository's own URL names."""
+    return None if target.html_url is None else f"{target.html_url}/issues/{number}"
+
+
 def links_for(target: Target, check_run_url: str) -> IssueLinks:
-    base = f"https://github.com/{target.repository}"
-    if target.pull_number is not None:
+    base = target.html_url
+    subject: str | None = None
+    if base is not None and target.pull_number is not None:
         subject = f"{base}/pull/{target.pull_number}"
-    else:
+    elif base is not None:
         subject = f"{base}/commit/{target.head_sha}"
     return IssueLinks(
         task=target.task,

@@ -22,7 +22,14 @@ from bot.disagreement.issue import (
     render_followup_comment,
     render_issue_body,
 )
-from bot.disagreement.lifecycle import IssueAction, issue_action, issue_key, links_for, task_key
+from bot.disagreement.lifecycle import (
+    IssueAction,
+    issue_action,
+    issue_key,
+    issue_url,
+    links_for,
+    task_key,
+)
 from bot.github.gateway import RepoGateway
 from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.target import Target
@@ -90,7 +97,7 @@ async def reconcile(
         number = int(known["number"])
     else:
         return None
-    return f"https://github.com/{target.repository}/issues/{number}"
+    return issue_url(target, number)
 
 
 async def open_once(

@@ -44,6 +44,9 @@ class Target:
     compare_base: str | None = None
     bypass_cache: bool = False
     force_deep: bool = False
+    html_url: str | None = None
+    """The repository's web page as the API gave it (github.com or a GitHub Enterprise
+    Server host): every link people follow is built from it, never from a fixed host."""
 
     def rerun(self, trigger: str, *, force_deep: bool = False) -> Target:
         return replace(self, trigger=trigger, bypass_cache=True, force_deep=force_deep)
@@ -62,6 +65,7 @@ class Target:
             "body": self.body,
             "labels": list(self.labels),
             "compare_base": self.compare_base,
+            "html_url": self.html_url,
             "changed": None
             if self.changed is None
             else [[c.path, c.status, c.patch, c.previous_path] for c in self.changed],
@@ -97,6 +101,7 @@ class Target:
             body=str(data.get("body") or ""),
             labels=tuple(data.get("labels") or ()),
             compare_base=data.get("compare_base"),
+            html_url=data.get("html_url"),
             changed=None if changed is None else tuple(ChangedPath(*row) for row in changed),
             commits=None if commits is None else tuple(CommitInfo(*row) for row in commits),
         )
@@ -118,6 +123,7 @@ def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -
         title=str(pull.get("title") or ""),
         body=str(pull.get("body") or ""),
         labels=labels,
+        html_url=_web_url(repository),
     )
 
 
@@ -154,7 +160,13 @@ def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target
         changed=changed,
         commits=commits,
         compare_base=None if before == NULL_SHA else before,
+        html_url=_web_url(repository),
     )
+
+
+def _web_url(repository: Mapping[str, Any]) -> str | None:
+    url = repository.get("html_url")
+    return str(url).rstrip("/") if isinstance(url, str) and url else None
 
 
 def changed_in_push(commits: Sequence[Mapping[str, Any]]) -> tuple[ChangedPath, ...]:

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from bot.disagreement.lifecycle import IssueAction, issue_action
+from bot.disagreement.lifecycle import IssueAction, issue_action, issue_url, links_for
 from bot.judge.records import Verdict
+from bot.judging.target import Target
 
 SHA = "a" * 40
 
@@ -32,3 +33,19 @@ def test_issue_action(
     verdict: Verdict, known: dict[str, Any] | None, expected: IssueAction
 ) -> None:
     assert issue_action(verdict, known, SHA) is expected
+
+
+def test_links_come_from_the_repository_url_the_api_gave() -> None:
+    """GitHub Enterprise Server: every link names the repository's own host."""
+    ghes = "https://ghe.example.com/octo/repo"
+    pull = Target("octo/repo", 1, SHA, "main", "octo/repo#7", "t", pull_number=7, html_url=ghes)
+    assert links_for(pull, "").subject_url == f"{ghes}/pull/7"
+    push = Target("octo/repo", 1, SHA, "main", f"octo/repo@{SHA[:7]}", "t", html_url=ghes)
+    assert links_for(push, "run").subject_url == f"{ghes}/commit/{SHA}"
+    assert issue_url(push, 3) == f"{ghes}/issues/3"
+
+
+def test_without_a_repository_url_no_link_is_guessed() -> None:
+    legacy = Target("octo/repo", 1, SHA, "main", "octo/repo#7", "t", pull_number=7)
+    assert links_for(legacy, "").subject_url is None
+    assert issue_url(legacy, 3) is None

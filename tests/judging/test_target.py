@@ -26,6 +26,7 @@ def test_pull_request_target_from_githubs_example() -> None:
     assert target.pull_author == pull["user"]["login"]
     assert target.installation_id == 7
     assert target.changed is None, "a pull request's files are listed from GitHub"
+    assert target.html_url == payload["repository"]["html_url"]
 
 
 def test_push_target_from_githubs_example() -> None:
@@ -35,6 +36,7 @@ def test_push_target_from_githubs_example() -> None:
     assert target.head_sha == payload["after"]
     assert target.task == payload["after"][:7]
     assert target.commits is not None and len(target.commits) == len(payload["commits"])
+    assert target.html_url == payload["repository"]["html_url"]
 
 
 @pytest.mark.parametrize(
@@ -98,6 +100,7 @@ def test_target_survives_storage() -> None:
         changed=(ChangedPath("a.md", "added", "@@ -0,0 +1 @@\n+x"),),
         commits=(CommitInfo("s", "m", "A", "a", "C", None),),
         labels=("x",),
+        html_url="https://ghe.example.com/octo/repo",
     )
     again = Target.from_json(json.loads(json.dumps(target.to_json())), target.trigger)
     assert again == target
