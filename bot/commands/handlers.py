@@ -23,13 +23,13 @@ from gidgethub.sansio import Event
 
 from bot.commands import plan
 from bot.commands.grammar import Command, command_for_action, parse_command
-from bot.commands.policy import Actor
 from bot.commands.replies import render_help
 from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judge.engine import append_record
 from bot.judging.check_run import CHECK_NAME
+from bot.judging.four_eyes import Actor
 from bot.judging.handlers import judge_target, show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 

@@ -18,12 +18,13 @@ from typing import Any
 
 from bot.commands.grammar import Command
 from bot.commands.outcome import override_outcome
-from bot.commands.policy import Actor, AuthorizationFacts, authorize
+from bot.commands.policy import authorize
 from bot.commands.replies import render_override_reply, render_refusal
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
 from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
 from bot.judging.check_run import CheckRunOutput, render_check_run, render_override
+from bot.judging.four_eyes import Actor, AuthorizationFacts
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
 from bot.judging.target import Target, target_from_pull_request

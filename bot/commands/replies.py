@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from bot.commands.grammar import RAW_LIMIT, Command
 from bot.commands.outcome import OverrideOutcome
-from bot.commands.policy import Actor, Decision
 from bot.gfm import COMMENT_LIMIT, code, finish, one_line
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judging.four_eyes import Actor, Decision
 
 # Commands are listed as list items in code spans, so no line of a reply starts with
 # `/judge` and the bot can never parse its own reply as a command.

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
@@ -50,6 +51,7 @@ from bot.judging.check_run import (
 from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
+from bot.judging.four_eyes import Actor
 from bot.judging.repo_config import (
     LeftOut,
     RepoConfig,
@@ -58,9 +60,12 @@ from bot.judging.repo_config import (
     rubric_for,
 )
 from bot.judging.state import (
+    LabelGrant,
     ShaState,
+    load_grant,
     load_state,
     put_state_if_absent,
+    save_grant,
     save_state,
     state_key,
 )
@@ -140,15 +145,35 @@ async def on_skip_label(event: Event, context: Context) -> None:
     label = str((event.data.get("label") or {}).get("name", ""))
     target = target_from_pull_request(event.data, context.installation_id)
     client = await context.services.github.installation_client(context.installation_id)
-    config = await _config_or_none(RepoGateway(client, target.repository), context, target)
+    gateway = RepoGateway(client, target.repository)
+    config = await _config_or_none(gateway, context, target)
     if config is None or not config.skip_label or label != config.skip_label:
         return
     sender = str((event.data.get("sender") or {}).get("login", ""))
+    await remember_grant(event.data, gateway, context.storage, target)
     await judge_target(
         replace(target, labeled_by=sender).rerun(f"pull_request.{event.data.get('action')}"),
         context,
         owner=context.delivery.delivery_id,
     )
+
+
+async def remember_grant(
+    payload: Mapping[str, Any], gateway: RepoGateway, storage: Storage, target: Target
+) -> None:
+    """Who added the skip label, with their access now; forgotten when it is removed.
+    Blocking mode honours the label only from someone who could override the judges."""
+    assert target.pull_number is not None
+    if payload.get("action") != "labeled":
+        await save_grant(storage, target.repository, target.pull_number, None)
+        return
+    sender = payload.get("sender") or {}
+    actor = Actor(str(sender.get("login", "")), str(sender.get("type", "User")))
+    permission, role = ("none", None) if actor.is_bot else await gateway.permission(actor.login)
+    grant = LabelGrant(
+        by=actor.login, by_type=actor.type, permission=permission, role_name=role or ""
+    )
+    await save_grant(storage, target.repository, target.pull_number, grant)
 
 
 @router.register("push")
@@ -358,7 +383,10 @@ async def _judge_claimed(
     target = replace(target, changed=tuple(changed), commits=tuple(commits))
     mode = effective_mode(config, services.judge_config.mode)
 
-    gated = rules.gate(config, target)
+    grant = None
+    if config.skip_label in target.labels and target.pull_number is not None:
+        grant = await load_grant(context.storage, target.repository, target.pull_number)
+    gated = rules.gate(config, target, mode, grant)
     if isinstance(gated, rules.FinishEarly):
         await run.complete(gated.output, verdict=gated.verdict, target=target, mode=mode)
         return
@@ -369,10 +397,10 @@ async def _judge_claimed(
         await run.complete(output, verdict="undetermined", target=target, mode=mode)
         return
 
-    files, left_out = await fetch_files(gateway, target, config, gated)
+    files, left_out = await fetch_files(gateway, target, config, gated.selection)
     directives = await directives_for(target, config, gateway, files)
     records = await judge_groups(
-        engine, target, config, files, commits, directives, gated.sensitive
+        engine, target, config, files, commits, directives, gated.selection.sensitive
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(

@@ -168,9 +168,17 @@ class RepoConfig(_Section):
         "(name, email or GitHub login, case-insensitive; a leading @ is ignored) are "
         "judged. Empty: everyone's.",
     )
+    skip_marker_authors: tuple[Author, ...] = Field(
+        default=(),
+        description="In blocking mode, only these authors (name, email or GitHub login of "
+        "the head commit's author or committer) skip the judge with `[skip judge]` in a "
+        "commit message; in advisory mode anyone's marker is honoured.",
+    )
     skip_label: NonEmpty | None = Field(
         default=DEFAULT_SKIP_LABEL,
-        description="A pull request carrying this label is not judged. null: no skip label.",
+        description="A pull request carrying this label is not judged. In blocking mode only "
+        "when someone with write access who is not an author of the change added it. "
+        "null: no skip label.",
     )
     limits: LimitsConfig = Field(
         default=LimitsConfig(),

@@ -9,11 +9,13 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.github.types import ChangedPath, added_lines_from_patch
+from bot.judge.config import Mode
 from bot.judge.records import JudgedFile
+from bot.judge.watched_authors import is_listed_author
 from bot.judging.annotations import Annotation
 from bot.judging.check_run import (
     CheckRunOutput,
@@ -21,8 +23,9 @@ from bot.judging.check_run import (
     render_nothing_to_judge,
     render_skipped,
 )
+from bot.judging.four_eyes import Actor, AuthorizationFacts, person_decision
 from bot.judging.repo_config import LeftOut, RepoConfig, Selection, author_matches, select_files
-from bot.judging.state import ShaState
+from bot.judging.state import LabelGrant, ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of
 
 # -- who judges a sha -------------------------------------------------------------------------
@@ -89,6 +92,55 @@ def bypass_of(target: Target, skip_label: str | None, head_message: str) -> Bypa
     return None
 
 
+def label_refusal(grant: LabelGrant | None, target: Target) -> str | None:
+    """Why the skip label may not skip this change in blocking mode, or None when it may:
+    it must have been added by someone who could override the judges (four eyes)."""
+    if grant is None:
+        return "nobody is known to have added it (a maintainer may remove it and add it again)"
+    facts = AuthorizationFacts(
+        permission=grant.permission,
+        role_name=grant.role_name,
+        pr_author=target.pull_author,
+        commit_logins=tuple(people_of(target.commits or ())),
+    )
+    decision = person_decision(Actor(grant.by, grant.by_type), facts)
+    return None if decision.allowed else f"@{grant.by} added it, and {decision.reason}"
+
+
+def honoured_skip(
+    config: RepoConfig, target: Target, mode: Mode, grant: LabelGrant | None = None
+) -> tuple[Bypass | None, tuple[str, ...]]:
+    """The skip that applies, and a sentence for each requested skip that was refused.
+
+    Advisory mode honours every skip (nothing blocks anyway). Blocking mode honours the
+    label only from a person allowed to override (`label_refusal`) and the commit marker
+    only from the authors listed in `skip_marker_authors`: otherwise an author could pass
+    their own required check."""
+    commits = target.commits or ()
+    head = commits[-1] if commits else None
+    notes: list[str] = []
+    label = config.skip_label
+    if label and label in target.labels:
+        by = grant.by if grant is not None else target.labeled_by or ""
+        if mode is Mode.ADVISORY:
+            return Bypass("label", by), ()
+        refusal = label_refusal(grant, target)
+        if refusal is None:
+            return Bypass("label", by), ()
+        notes.append(f"The `{label}` label was not honoured: {refusal}.")
+    if head is not None and bypass_of(replace(target, labels=()), None, head.message):
+        listed = bool(config.skip_marker_authors) and is_listed_author(
+            config.skip_marker_authors, head.people
+        )
+        if mode is Mode.ADVISORY or listed:
+            return Bypass("commit-message", target.head_sha), tuple(notes)
+        notes.append(
+            "The `[skip judge]` commit marker was not honoured: in blocking mode only the "
+            "authors listed in `skip_marker_authors` may skip the judge with it."
+        )
+    return None, tuple(notes)
+
+
 @dataclass(frozen=True)
 class FinishEarly:
     """The run ends without judging: what it shows, and the verdict remembered."""
@@ -97,13 +149,24 @@ class FinishEarly:
     verdict: str
 
 
-def gate(config: RepoConfig, target: Target) -> FinishEarly | Selection:
+@dataclass(frozen=True)
+class Judge:
+    """The change is judged: these files, and the skips that were refused (said in the
+    check run's summary)."""
+
+    selection: Selection
+    notes: tuple[str, ...] = ()
+
+
+def gate(
+    config: RepoConfig, target: Target, mode: Mode = Mode.ADVISORY, grant: LabelGrant | None = None
+) -> FinishEarly | Judge:
     """Whether a change with known files and commits is judged, and which files.
 
-    A skip (label or commit marker) wins; then the `authors` filter; then the watched
-    paths. The target's `changed` and `commits` must be known."""
+    A skip (label or commit marker, `honoured_skip`) wins; then the `authors` filter; then
+    the watched paths. The target's `changed` and `commits` must be known."""
     commits = target.commits or ()
-    bypass = bypass_of(target, config.skip_label, commits[-1].message if commits else "")
+    bypass, notes = honoured_skip(config, target, mode, grant)
     if bypass is not None:
         if bypass.kind == "label":
             label = config.skip_label or ""
@@ -116,7 +179,7 @@ def gate(config: RepoConfig, target: Target) -> FinishEarly | Selection:
     if not selection.files:
         output = render_nothing_to_judge("no watched file changed", selection.left_out)
         return FinishEarly(output, "skipped")
-    return selection
+    return Judge(selection, notes)
 
 
 def prepare_files(

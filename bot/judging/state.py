@@ -21,6 +21,7 @@ from bot.judging.target import Target
 from bot.storage.base import Storage
 
 STATE_NAMESPACE = "judged-sha"
+GRANT_NAMESPACE = "skip-label-grant"
 STATE_VERSION = 1
 
 
@@ -76,6 +77,40 @@ class ShaState(BaseModel):
 
     def with_sent(self, keys: Sequence[str]) -> ShaState:
         return self.model_copy(update={"annotations_sent": (*self.annotations_sent, *keys)})
+
+
+class LabelGrant(BaseModel):
+    """Who added a pull request's skip label, and their access then, as GitHub's `labeled`
+    event said. In blocking mode the label skips the judge only when that person could
+    have overridden the judges (`four_eyes`); a label nobody is known to have added
+    (present when the pull request was opened) does not skip."""
+
+    model_config = ConfigDict(frozen=True)
+
+    by: str
+    by_type: str = "User"
+    permission: str = "none"
+    role_name: str = ""
+
+
+def grant_key(repository: str, pull_number: int) -> str:
+    return f"{repository.lower()}#{pull_number}"
+
+
+async def load_grant(storage: Storage, repository: str, pull_number: int) -> LabelGrant | None:
+    raw = await storage.kv_get(GRANT_NAMESPACE, grant_key(repository, pull_number))
+    return None if raw is None else LabelGrant.model_validate(raw)
+
+
+async def save_grant(
+    storage: Storage, repository: str, pull_number: int, grant: LabelGrant | None
+) -> None:
+    """Remember who added the label; None forgets it (the label was removed)."""
+    key = grant_key(repository, pull_number)
+    if grant is None:
+        await storage.kv_delete(GRANT_NAMESPACE, key)
+    else:
+        await storage.kv_put(GRANT_NAMESPACE, key, grant.model_dump(mode="json"))
 
 
 async def load_state(storage: Storage, key: str) -> ShaState | None:

@@ -18,10 +18,10 @@ from bot.commands.plan import (
     plan_command,
     plan_override,
 )
-from bot.commands.policy import Actor
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
 from bot.judging.check_run import render_check_run
+from bot.judging.four_eyes import Actor
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
 from bot.judging.target import Target

@@ -7,7 +7,8 @@ import itertools
 import pytest
 
 from bot.commands.grammar import Command
-from bot.commands.policy import Actor, AuthorizationFacts, authorize
+from bot.commands.policy import authorize
+from bot.judging.four_eyes import Actor, AuthorizationFacts
 
 # --- authorisation matrix -------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from bot.github.types import ChangedPath, CommitInfo
+from bot.judge.config import Mode
 from bot.judging.annotations import Annotation
 from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (
@@ -16,11 +17,12 @@ from bot.judging.rules import (
     bypass_of,
     claim_action,
     gate,
+    honoured_skip,
     prepare_files,
     push_needs_no_run,
     unsent,
 )
-from bot.judging.state import ShaState
+from bot.judging.state import LabelGrant, ShaState
 from bot.judging.target import Target
 
 SHA = "a" * 40
@@ -194,5 +196,74 @@ def test_gate_passes_the_selection_on() -> None:
     changed = (ChangedPath("docs/a.md", "modified"), ChangedPath("src/app.py", "modified"))
     gated = gate(parse_repo_config(""), target(changed=changed, commits=(_commit(),)))
     assert not isinstance(gated, FinishEarly)
-    assert [f.path for f in gated.files] == ["docs/a.md"]
-    assert [item.path for item in gated.left_out] == ["src/app.py"]
+    assert [f.path for f in gated.selection.files] == ["docs/a.md"]
+    assert [item.path for item in gated.selection.left_out] == ["src/app.py"]
+    assert gated.notes == ()
+
+
+# -- who may skip in blocking mode -------------------------------------------------------------
+
+MAINTAINER = LabelGrant(by="lead", permission="maintain")
+
+
+@pytest.mark.parametrize(
+    ("grant", "honoured", "why"),
+    [
+        (MAINTAINER, True, None),
+        (LabelGrant(by="agent", permission="write"), False, "pull request author"),
+        (LabelGrant(by="committer-login", permission="admin"), False, "author or committer"),
+        (LabelGrant(by="visitor", permission="read"), False, "needs write"),
+        (LabelGrant(by="ci[bot]", by_type="Bot", permission="admin"), False, "bots cannot"),
+        (None, False, "nobody is known"),
+    ],
+    ids=["maintainer", "pr author", "commit author", "reader", "bot", "unknown"],
+)
+def test_skip_label_in_blocking_mode(
+    grant: LabelGrant | None, honoured: bool, why: str | None
+) -> None:
+    pushed = target(
+        labels=("judge-skip",),
+        pull_author="agent",
+        commits=(CommitInfo(SHA, "m", "Agent", "committer-login", "Agent", None),),
+    )
+    bypass, notes = honoured_skip(parse_repo_config(""), pushed, Mode.BLOCKING, grant)
+    assert (bypass is not None) is honoured
+    if why is None:
+        assert notes == ()
+    else:
+        [note] = notes
+        assert note.startswith("The `judge-skip` label was not honoured") and why in note
+
+
+@pytest.mark.parametrize(
+    ("config_text", "mode", "honoured"),
+    [
+        ("", Mode.ADVISORY, True),
+        ("", Mode.BLOCKING, False),
+        ("skip_marker_authors: [someone-else]\n", Mode.BLOCKING, False),
+        ("skip_marker_authors: ['@Agent-Login']\n", Mode.BLOCKING, True),
+        ("skip_marker_authors: [agent@example.com]\n", Mode.BLOCKING, False),
+    ],
+)
+def test_skip_marker_by_mode_and_listed_authors(
+    config_text: str, mode: Mode, honoured: bool
+) -> None:
+    head = CommitInfo(SHA, "WIP [skip judge]", "Agent", "agent-login", "Agent", None)
+    bypass, notes = honoured_skip(parse_repo_config(config_text), target(commits=(head,)), mode)
+    assert (bypass is not None) is honoured
+    assert bool(notes) is not honoured
+
+
+def test_every_skip_is_honoured_in_advisory_mode_without_a_grant() -> None:
+    pushed = target(labels=("judge-skip",), labeled_by="agent", pull_author="agent")
+    bypass, notes = honoured_skip(parse_repo_config(""), pushed, Mode.ADVISORY, None)
+    assert bypass is not None and bypass.by == "agent" and notes == ()
+
+
+def test_a_refused_label_still_lets_a_listed_marker_skip() -> None:
+    head = CommitInfo(SHA, "[skip judge]", "Agent", "agent", "Agent", None)
+    config = parse_repo_config("skip_marker_authors: [agent]\n")
+    pushed = target(labels=("judge-skip",), commits=(head,))
+    bypass, notes = honoured_skip(config, pushed, Mode.BLOCKING, None)
+    assert bypass is not None and bypass.kind == "commit-message"
+    assert len(notes) == 1

@@ -6,10 +6,13 @@ from bot.judge.config import Mode
 from bot.judge.records import Verdict
 from bot.judging.state import (
     STATE_VERSION,
+    LabelGrant,
     Override,
     ShaState,
+    load_grant,
     load_state,
     put_state_if_absent,
+    save_grant,
     save_state,
     state_key,
 )
@@ -69,3 +72,12 @@ def test_run_and_annotation_bookkeeping() -> None:
     assert state.with_sent(["a", "b"]).annotations_sent == ("a", "b")
     assert not state.judged
     assert ShaState().claimed_by_push and ShaState().judged_target("t") is None
+
+
+async def test_label_grants_are_remembered_and_forgotten(storage: Storage) -> None:
+    grant = LabelGrant(by="lead", permission="maintain", role_name="maintain")
+    await save_grant(storage, "Octo/Repo", 5, grant)
+    assert await load_grant(storage, "octo/repo", 5) == grant
+    assert await load_grant(storage, "octo/repo", 6) is None
+    await save_grant(storage, "octo/repo", 5, None)
+    assert await load_grant(storage, "octo/repo", 5) is None
