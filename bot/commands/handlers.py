@@ -30,7 +30,8 @@ from bot.intake.dispatch import Context
 from bot.judge.engine import append_record
 from bot.judging.check_run import CHECK_NAME
 from bot.judging.four_eyes import Actor
-from bot.judging.handlers import judge_target, show
+from bot.judging.handlers import judge_target
+from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 
 log = logging.getLogger(__name__)

@@ -106,6 +106,23 @@ class RepoGateway:
         return str(answer.get("permission", "none")), answer.get("role_name")
 
     # -- check runs -------------------------------------------------------------------
+    async def find_check_run(
+        self, head_sha: str, name: str, app_id: str | None
+    ) -> tuple[int, str] | None:
+        """The latest run called `name` on `head_sha` (the App's own when `app_id` is
+        given): its id and page, or None."""
+        query: dict[str, Any] = {"check_name": name, "filter": "latest", "per_page": 1}
+        if app_id is not None:
+            query["app_id"] = app_id
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/commits/{ref}/check-runs{?check_name,filter,app_id,per_page}",
+            self._vars(ref=head_sha, **query),
+        )
+        runs = answer.get("check_runs") or []
+        if not runs:
+            return None
+        return int(runs[0]["id"]), str(runs[0].get("html_url") or "")
+
     async def create_check_run(self, fields: Mapping[str, Any]) -> tuple[int, str]:
         """Creates a run; returns its id and the page people open."""
         answer = await self.client.post(

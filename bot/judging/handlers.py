@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
@@ -35,18 +35,15 @@ from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.github.types import ChangedPath, CommitInfo, RemoteFile
 from bot.intake.dispatch import Context
-from bot.judge.config import JudgeConfig, Mode
+from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.judging import rules
 from bot.judging.check_run import (
-    CHECK_NAME,
     CheckDetails,
-    CheckRunOutput,
     render_check_run,
     render_config_error,
     render_gave_up,
-    render_in_progress,
 )
 from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
@@ -59,27 +56,26 @@ from bot.judging.repo_config import (
     effective_mode,
     rubric_for,
 )
+from bot.judging.run_handle import Abandoned, RunHandle, already_completed, claim
 from bot.judging.state import (
     LabelGrant,
-    ShaState,
     load_grant,
-    load_state,
-    put_state_if_absent,
     save_grant,
-    save_state,
     state_key,
 )
 from bot.judging.target import (
     Target,
     linked_issues,
-    people_of,
     target_from_pull_request,
     target_from_push,
 )
 from bot.services import Services
-from bot.storage.base import DeliveryStatus, Storage
+from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
+A = TypeVar("A")
+B = TypeVar("B")
+T = TypeVar("T")
 router = Router()
 
 
@@ -206,10 +202,6 @@ async def _config_or_none(
 # -- the flow -------------------------------------------------------------------------------
 
 
-class Abandoned(Exception):
-    """Another delivery took this sha over while we were judging it."""
-
-
 async def judge_target(target: Target, context: Context, *, owner: str) -> None:
     """Judge one head sha and report it (see the module docstring)."""
     services = context.services
@@ -238,7 +230,10 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
     if state is None:
         log.info("sha %s is judged by another delivery", target.head_sha, extra=context.log_extra())
         return
-    run = RunHandle(gateway, storage, key, state, owner)
+    if already_completed(state, owner):
+        log.info("sha %s was already completed by this delivery", target.head_sha)
+        return
+    run = RunHandle(gateway, storage, key, state, owner, app_id=services.github.app_id)
     try:
         await _judge_claimed(target, context, services, gateway, config, config_error, run)
     except Abandoned:
@@ -251,111 +246,6 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
                 render_gave_up(type(exc).__name__), verdict="undetermined", target=target
             )
         raise
-
-
-async def claim(
-    storage: Storage, key: str, target: Target, *, owner: str, explicit: bool
-) -> ShaState | None:
-    """This delivery's state for the sha, or None when another delivery judges it."""
-    fresh = ShaState.fresh(owner, target)
-    if await put_state_if_absent(storage, key, fresh):
-        return fresh
-    state = await load_state(storage, key)
-    owner_failed = False
-    if state is not None and state.owner not in (None, owner):
-        previous = await storage.get_delivery(str(state.owner))
-        owner_failed = previous is not None and previous.status is DeliveryStatus.FAILED
-    action = rules.claim_action(
-        state,
-        owner=owner,
-        incoming_is_pull=target.pull_number is not None,
-        explicit=explicit,
-        owner_failed=owner_failed,
-    )
-    if action is rules.ClaimAction.SKIP:
-        return None
-    claimed = (state or fresh).model_copy(update={"owner": owner, "target": target.to_json()})
-    await save_state(storage, key, claimed)
-    return claimed
-
-
-class RunHandle:
-    """The sha's check run, written only while this delivery still owns the sha."""
-
-    def __init__(
-        self, gateway: RepoGateway, storage: Storage, key: str, state: ShaState, owner: str
-    ) -> None:
-        self.gateway = gateway
-        self.storage = storage
-        self.key = key
-        self.state = state
-        self.owner = owner
-
-    @property
-    def run_id(self) -> int | None:
-        return self.state.check_run_id
-
-    @property
-    def url(self) -> str:
-        return self.state.check_run_url
-
-    async def _still_mine(self) -> None:
-        current = await load_state(self.storage, self.key)
-        if current is not None and current.owner != self.owner:
-            raise Abandoned(self.key)
-
-    async def start(self, target: Target) -> int:
-        """Show the run in progress: create it, or reuse the sha's run."""
-        output = render_in_progress([])
-        fields = {
-            "status": "in_progress",
-            "output": {"title": output.title, "summary": output.summary},
-        }
-        if self.run_id is not None:
-            await self.gateway.update_check_run(self.run_id, fields)
-            return self.run_id
-        run_id, url = await self.gateway.create_check_run(
-            {"name": CHECK_NAME, "head_sha": target.head_sha, **fields}
-        )
-        self.state = self.state.with_run(run_id, url)
-        await save_state(self.storage, self.key, self.state)
-        return run_id
-
-    async def complete(
-        self,
-        output: CheckRunOutput,
-        *,
-        verdict: str,
-        target: Target,
-        mode: Mode | None = None,
-        records: Sequence[VerdictRecord] = (),
-    ) -> None:
-        await self._still_mine()
-        run_id = self.run_id if self.run_id is not None else await self.start(target)
-        self.state = await show(self.gateway, run_id, self.state, output)
-        self.state = self.state.model_copy(
-            update={
-                "target": target.to_json(),
-                "verdict": verdict,
-                "conclusion": output.conclusion,
-                "mode": mode,
-                "commit_people": tuple(people_of(target.commits or ())),
-                "records": tuple(records),
-                "override": None,
-            }
-        )
-        await save_state(self.storage, self.key, self.state)
-
-
-async def show(
-    gateway: RepoGateway, run_id: int, state: ShaState, output: CheckRunOutput
-) -> ShaState:
-    """Update the run; annotations already on it are not sent again (GitHub appends the
-    annotations of every update). Returns the state with the sent ones recorded."""
-    fresh = rules.unsent(output.annotations, state.annotations_sent)
-    for payload in replace(output, annotations=fresh).payloads():
-        await gateway.update_check_run(run_id, payload)
-    return state.with_sent([rules.annotation_key(a) for a in fresh])
 
 
 async def _judge_claimed(
@@ -376,10 +266,7 @@ async def _judge_claimed(
         await run.complete(output, verdict="undetermined", target=target)
         return
 
-    async with asyncio.TaskGroup() as group:
-        group.create_task(run.start(target))
-        changes = group.create_task(changes_of(target, gateway))
-    changed, commits = changes.result()
+    _, (changed, commits) = await both(run.start(target), changes_of(target, gateway))
     target = replace(target, changed=tuple(changed), commits=tuple(commits))
     mode = effective_mode(config, services.judge_config.mode)
 
@@ -425,6 +312,23 @@ async def fetch_files(
     return files, [*selection.left_out, *cut]
 
 
+async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
+    """Both at once. A failure propagates as itself, not inside an ExceptionGroup, so the
+    callers' `except Abandoned` (and the worker's handling of GitHub's errors) see it; the
+    other task is cancelled, as a TaskGroup would."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            one = group.create_task(_awaited(first))
+            two = group.create_task(_awaited(second))
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return one.result(), two.result()
+
+
+async def _awaited(awaitable: Awaitable[T]) -> T:
+    return await awaitable
+
+
 def _text(blob: RemoteFile | None) -> str | None:
     return None if blob is None else str(blob.text)
 
@@ -436,10 +340,9 @@ async def changes_of(
     if target.changed is not None and target.commits is not None:
         return list(target.changed), list(target.commits)
     if target.pull_number is not None:
-        async with asyncio.TaskGroup() as group:
-            files = group.create_task(gateway.pull_files(target.pull_number))
-            commits = group.create_task(gateway.pull_commits(target.pull_number))
-        return files.result(), commits.result()
+        return await both(
+            gateway.pull_files(target.pull_number), gateway.pull_commits(target.pull_number)
+        )
     base = target.compare_base or target.default_branch
     return await gateway.compare(base, target.head_sha)
 

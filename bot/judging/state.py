@@ -53,6 +53,8 @@ class ShaState(BaseModel):
     commit_people: tuple[str, ...] = ()
     records: tuple[VerdictRecord, ...] = ()
     override: Override | None = None
+    completed_by: str | None = None
+    """The delivery that completed the run: its own retry stops there."""
 
     @classmethod
     def fresh(cls, owner: str, target: Target) -> ShaState:

@@ -139,6 +139,8 @@ async def test_skip_label_added_later_bypasses_at_once(bot: Harness) -> None:
     payload["action"] = "labeled"
     payload["label"] = {**labeled["label"], "name": "judge-skip"}
     payload["sender"]["login"] = "lead"
+    # Blocking mode: the label counts because a maintainer, not the author, added it.
+    bot.fake.set_permission(REPO, "lead", "maintain")
     await bot.send("pull_request", payload)
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "neutral"
