@@ -9,6 +9,15 @@ nodes to the one that holds the bad value. Every validation problem is reported,
 sorted by line, not just the first; duplicate keys, which PyYAML would silently
 merge, are reported before anything is validated.
 
+The text comes from whoever can push to the default branch, so reading it must stay
+cheap whatever it holds: a file over `MAX_CONFIG_BYTES` is refused unread, nesting
+deeper than `MAX_NESTING` stops the composer before Python's recursion limit does,
+and the composed node graph is measured before anything walks it expanded. Aliases
+stay allowed, but each use counts towards `MAX_VALUES`, so a few hundred bytes of
+"billion laughs" (or of merge keys) are refused instead of expanded, and an alias
+inside its own anchor is named rather than followed forever. Every walk after that
+(duplicate keys, construction, validation, error locations) is bounded by those caps.
+
 What the settings mean and what they decide is `bot.judging.repo_config`; fetching
 and caching the file is `bot.judging.config_store`. Nothing here performs I/O.
 """
@@ -19,9 +28,9 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel
@@ -31,6 +40,12 @@ from bot.globs import GlobError
 from bot.judging.repo_config import RepoConfig
 
 CONFIG_PATH = ".github/judge.yml"
+
+# Generous for any real file (the full example is under 1 KiB, a few dozen values,
+# 4 levels) and small enough that parsing at the caps takes well under a second.
+MAX_CONFIG_BYTES = 64 * 1024
+MAX_NESTING = 32  # lists and mappings inside each other; the top-level mapping is 1
+MAX_VALUES = 10_000  # nodes (keys, values, items) with every alias use expanded
 
 
 @dataclass(frozen=True)
@@ -51,12 +66,17 @@ class ConfigIssue:
 
 class RepoConfigError(ValueError):
     """The configuration file is invalid. `line`, `column`, `key` and `message`
-    describe the first problem (in file order); `issues` lists them all."""
+    describe the first problem (in file order); `issues` lists them in file order and
+    `problems` counts them, which can be more than `issues` when an error is rebuilt
+    from the cache, where only the first few are kept."""
 
-    def __init__(self, issues: Sequence[ConfigIssue], path: str = CONFIG_PATH) -> None:
+    def __init__(
+        self, issues: Sequence[ConfigIssue], path: str = CONFIG_PATH, *, problems: int = 0
+    ) -> None:
         if not issues:
             raise ValueError("RepoConfigError needs at least one issue")
         self.issues = tuple(sorted(issues, key=lambda i: (i.line, i.column, i.key or "")))
+        self.problems = max(problems, len(self.issues))
         self.path = path
         first = self.issues[0]
         self.line = first.line
@@ -67,17 +87,21 @@ class RepoConfigError(ValueError):
 
     def __str__(self) -> str:
         text = self.issues[0].sentence(self.path)
-        more = len(self.issues) - 1
+        more = self.problems - 1
         if more:
             text += f" (and {more} more problem{'s' if more != 1 else ''})"
         return text
 
 
 def parse_repo_config(text: str, *, path: str = CONFIG_PATH) -> RepoConfig:
-    """Parse the file's text. An empty file, comments only, `---` or `{}` give the defaults."""
+    """Parse the file's text. An empty file, comments only, `---` or `{}` give the defaults.
+
+    Raises RepoConfigError for anything wrong with the text, including a file over
+    the limits above; the time and memory it takes are bounded by those limits."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root, data = _load_within_limits(text)
+    except _Refused as exc:
+        raise RepoConfigError([exc.issue], path) from None
     except yaml.MarkedYAMLError as exc:
         raise RepoConfigError([_syntax_issue(exc)], path) from exc
     except yaml.YAMLError as exc:
@@ -100,8 +124,185 @@ def parse_repo_config(text: str, *, path: str = CONFIG_PATH) -> RepoConfig:
     try:
         return RepoConfig.model_validate(data)
     except PydanticValidationError as exc:
-        issues = [_validation_issue(root, err, RepoConfig) for err in exc.errors(include_url=False)]
+        lookup = _KeyLookup()
+        issues = [
+            _validation_issue(root, err, RepoConfig, lookup)
+            for err in exc.errors(include_url=False)
+        ]
         raise RepoConfigError(issues, path) from exc
+
+
+# -- staying within the limits -------------------------------------------------------------
+
+
+class _Refused(Exception):
+    """The text is over a limit; `issue` says which and where."""
+
+    def __init__(self, issue: ConfigIssue) -> None:
+        super().__init__(issue.message)
+        self.issue = issue
+
+
+class _Position(Protocol):
+    """A mark of PyYAML's pure-Python or C reader: 0-based line and column."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+def _refused(mark: _Position | None, message: str) -> _Refused:
+    if mark is None:
+        return _Refused(ConfigIssue(1, 1, None, message))
+    return _Refused(ConfigIssue(mark.line + 1, mark.column + 1, None, message))
+
+
+def _too_deep(mark: _Position | None) -> _Refused:
+    return _refused(
+        mark,
+        f"nested more than {MAX_NESTING} levels deep (lists and mappings inside each "
+        f"other, aliases included); the limit is {MAX_NESTING}",
+    )
+
+
+def _too_many(mark: _Position | None) -> _Refused:
+    return _refused(
+        mark,
+        f"this holds more than {MAX_VALUES:,} values counting each use of an alias (*name) "
+        f"in full; the limit is {MAX_VALUES:,}, so write fewer values or reuse anchors less",
+    )
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing to compose collections nested deeper than
+    MAX_NESTING (its composer recurses once per level) or more than MAX_VALUES nodes,
+    and remembering each anchor's name so a recursive alias can be named."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.level = 0
+        self.composed = 0
+        self.anchor_names: dict[int, str] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        # types-PyYAML leaves peek_event untyped; here it is always the node's first event.
+        event: yaml.Event = self.peek_event()  # type: ignore[no-untyped-call]
+        opens = isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent)
+        if opens and self.level >= MAX_NESTING:
+            raise _too_deep(event.start_mark)
+        if not isinstance(event, yaml.AliasEvent):
+            # Counted here too so a long file stops composing early; aliases are
+            # counted expanded once the graph is complete (`_measure`).
+            self.composed += 1
+            if self.composed > MAX_VALUES:
+                raise _too_many(event.start_mark)
+        self.level += opens
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self.level -= opens
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None and node is not None and not isinstance(event, yaml.AliasEvent):
+            self.anchor_names[id(node)] = str(anchor)
+        return node
+
+
+def _load_within_limits(text: str) -> tuple[yaml.Node | None, Any]:
+    """The composed root node and the data built from it, once the text is known to be
+    within the limits of size, nesting and values (aliases expanded)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_CONFIG_BYTES:
+        message = (
+            f"the file is {size:,} bytes, over the limit of {MAX_CONFIG_BYTES // 1024} KiB "
+            f"({MAX_CONFIG_BYTES:,} bytes); the settings need far less"
+        )
+        raise _Refused(ConfigIssue(1, 1, None, message))
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        walk = _Walk(loader.anchor_names)
+        _measure(root, 0, root.start_mark, walk)
+        if not walk.rewritten_keys:
+            return root, loader.construct_document(root)
+    finally:
+        loader.dispose()
+    # Construction rewrites merge (`<<`) and value (`=`) keys in place, and the error
+    # locations want the tree as written: build the data from a second composition.
+    again = _BoundedLoader(text)
+    try:
+        return root, again.get_single_data()
+    finally:
+        again.dispose()
+
+
+# Keys PyYAML's constructor rewrites in the node tree (see SafeConstructor.flatten_mapping).
+_REWRITTEN_KEY_TAGS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+
+@dataclass
+class _Walk:
+    """What `_measure` has learnt: (values, levels) of each node measured so far, the
+    nodes still being measured (one of them met again is a recursive alias), and
+    whether any mapping has a key that construction rewrites."""
+
+    anchor_names: Mapping[int, str]
+    measured: dict[int, tuple[int, int]] = field(default_factory=dict)
+    open: set[int] = field(default_factory=set)
+    rewritten_keys: bool = False
+
+
+def _measure(node: yaml.Node, outer: int, used_at: _Position, walk: _Walk) -> tuple[int, int]:
+    """(values, levels) of `node` with its aliases expanded, where `outer` collections
+    enclose it and `used_at` is where its parent uses it. Each node of the composed
+    graph is measured once, so this costs the size of the text, not of the expansion;
+    the recursion goes no deeper than MAX_NESTING."""
+    key = id(node)
+    if key in walk.open:
+        name = walk.anchor_names.get(key, "")
+        raise _refused(
+            node.start_mark,
+            f"the alias *{name} is used inside the value it names (&{name}), so that value "
+            "would never end; write the value out instead",
+        )
+    known = walk.measured.get(key)
+    if known is None:
+        walk.open.add(key)
+        known = _measure_children(node, outer, walk)
+        walk.open.discard(key)
+        walk.measured[key] = known
+    if outer + known[1] > MAX_NESTING:
+        raise _too_deep(used_at)
+    return known
+
+
+def _measure_children(node: yaml.Node, outer: int, walk: _Walk) -> tuple[int, int]:
+    if isinstance(node, yaml.MappingNode):
+        children: list[yaml.Node] = [part for pair in node.value for part in pair]
+        walk.rewritten_keys |= any(k.tag in _REWRITTEN_KEY_TAGS for k, _ in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    else:
+        return 1, 0
+    level = outer + 1
+    # An anchor comes before its aliases, so a node is first met where it is written,
+    # a depth the composer already checked; this keeps the recursion bound obvious.
+    if level > MAX_NESTING:
+        raise _too_deep(node.start_mark)
+    values, levels = 1, 0
+    for child in children:
+        child_values, child_levels = _measure(child, level, node.start_mark, walk)
+        values += child_values
+        levels = max(levels, child_levels)
+        if values > MAX_VALUES:
+            raise _too_many(node.start_mark)
+    return values, levels + 1
+
+
+# -- locating problems ---------------------------------------------------------------------
 
 
 def _syntax_issue(exc: yaml.MarkedYAMLError) -> ConfigIssue:
@@ -142,11 +343,11 @@ def _duplicate_keys(node: yaml.Node, loc: tuple[str | int, ...]) -> Iterable[Con
 
 
 def _validation_issue(
-    root: yaml.Node, err: Mapping[str, Any], model: type[BaseModel]
+    root: yaml.Node, err: Mapping[str, Any], model: type[BaseModel], lookup: _KeyLookup
 ) -> ConfigIssue:
     loc: tuple[str | int, ...] = tuple(err["loc"])
     on_key = err["type"] == "extra_forbidden" or (bool(loc) and loc[-1] == "[key]")
-    node = _node_at(root, loc, want_key=on_key)
+    node = _node_at(root, loc, want_key=on_key, lookup=lookup)
     key_loc = tuple(p for p in loc if p != "[key]")
     message = _explain(err, node, key_loc, model)
     return ConfigIssue(
@@ -154,7 +355,27 @@ def _validation_issue(
     )
 
 
-def _node_at(root: yaml.Node, loc: tuple[str | int, ...], *, want_key: bool) -> yaml.Node:
+class _KeyLookup:
+    """Each mapping node's pairs by key, built on first use: a file with thousands of
+    errors in one mapping would otherwise rescan that mapping once per error."""
+
+    def __init__(self) -> None:
+        self._pairs: dict[int, dict[str, tuple[yaml.Node, yaml.Node]]] = {}
+
+    def pair(self, node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+        pairs = self._pairs.get(id(node))
+        if pairs is None:
+            pairs = {}
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    pairs.setdefault(k.value, (k, v))
+            self._pairs[id(node)] = pairs
+        return pairs.get(key)
+
+
+def _node_at(
+    root: yaml.Node, loc: tuple[str | int, ...], *, want_key: bool, lookup: _KeyLookup
+) -> yaml.Node:
     """The deepest node along `loc`: the key node when the key itself is at
     fault, else the value node."""
     node = root
@@ -163,14 +384,7 @@ def _node_at(root: yaml.Node, loc: tuple[str | int, ...], *, want_key: bool) -> 
             break
         last = i == len(loc) - 1 or (i == len(loc) - 2 and loc[-1] == "[key]")
         if isinstance(node, yaml.MappingNode):
-            pair = next(
-                (
-                    (k, v)
-                    for k, v in node.value
-                    if isinstance(k, yaml.ScalarNode) and k.value == str(part)
-                ),
-                None,
-            )
+            pair = lookup.pair(node, str(part))
             if pair is None:
                 return node
             node = pair[0] if (last and want_key) else pair[1]

@@ -4,20 +4,43 @@ The file is always read from the repository's default branch, never from the cha
 being judged, so a pull request cannot switch its own judge off. A push to the default
 branch that touches the file drops the cache; otherwise a fetched config is reused for
 `CONFIG_TTL` so most events cost no request for it.
+
+The text is anyone's with push access, so reading it is kept off the event loop (the
+parse runs in a worker thread; its limits in `config_file` make that thread quick),
+and every way it can fail becomes a `RepoConfigError`: the handlers turn that into a
+neutral check run naming the problem, where an unexpected exception would fail the
+delivery and leave every pull request without a check. A file found invalid is cached
+with its problems, so it is parsed once per fetch rather than on every event. Errors
+from GitHub or storage are not the file's fault and propagate, so the delivery is
+retried.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from bot.github.gateway import RepoGateway
-from bot.judging.config_file import CONFIG_PATH, RepoConfigError, parse_repo_config
+from bot.github.types import RemoteFile
+from bot.judging.config_file import (
+    CONFIG_PATH,
+    ConfigIssue,
+    RepoConfigError,
+    parse_repo_config,
+)
 from bot.judging.repo_config import RepoConfig
 from bot.storage.base import Storage
 
 CONFIG_NAMESPACE = "repo-config"
 CONFIG_TTL = timedelta(minutes=10)
+
+# Hints for the failures the parser's limits are there to prevent, should one slip through.
+_HINTS: Mapping[type[BaseException], str] = {
+    RecursionError: "it is nested too deeply or an alias refers to itself",
+    MemoryError: "it expands to too much once its aliases are followed",
+}
 
 
 def cache_is_fresh(entry: dict[str, Any] | None, now: datetime) -> bool:
@@ -30,22 +53,92 @@ def cache_is_fresh(entry: dict[str, Any] | None, now: datetime) -> bool:
 async def load_repo_config(
     gateway: RepoGateway, storage: Storage, default_branch: str, now: datetime
 ) -> RepoConfig:
-    """The repository's config (defaults when the file is absent). Raises RepoConfigError."""
+    """The repository's config (defaults when the file is absent).
+
+    Raises RepoConfigError for anything wrong with the file, however it fails;
+    GitHub and storage errors propagate."""
     key = gateway.full_name.lower()
     entry = await storage.kv_get(CONFIG_NAMESPACE, key)
-    if entry is None or not cache_is_fresh(entry, now):
-        expression = f"{default_branch}:{CONFIG_PATH}"
-        blob = (await gateway.blobs([expression]))[expression]
-        entry = {
-            "fetched_at": now.isoformat(),
-            "blob_sha": None if blob is None else blob.blob_sha,
-            "text": None if blob is None else blob.text,
-        }
-        await storage.kv_put(CONFIG_NAMESPACE, key, entry)
-    text = entry.get("text")
+    if entry is not None and cache_is_fresh(entry, now):
+        error = cached_error(entry)
+        if error is not None:
+            raise error
+        text = entry.get("text")
+        return await read_config(None if text is None else str(text))
+    expression = f"{default_branch}:{CONFIG_PATH}"
+    blob = (await gateway.blobs([expression]))[expression]
+    try:
+        config = await read_config(None if blob is None else blob.text)
+    except RepoConfigError as error:
+        await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, error))
+        raise
+    await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, None))
+    return config
+
+
+async def read_config(text: str | None) -> RepoConfig:
+    """Parse off the event loop; any failure is a RepoConfigError."""
     if text is None:
         return RepoConfig()
-    return parse_repo_config(str(text))
+    try:
+        return await asyncio.to_thread(parse_repo_config, text)
+    except RepoConfigError:
+        raise
+    except Exception as exc:
+        raise RepoConfigError([unreadable(exc)]) from exc
+
+
+def unreadable(exc: Exception) -> ConfigIssue:
+    """The issue for a parser failure that is not a RepoConfigError. Where it happened
+    is unknown, so it is put on line 1."""
+    detail = str(exc).strip()
+    text = type(exc).__name__ + (f": {detail}" if detail else "")
+    if len(text) > 200:
+        text = text[:197] + "..."
+    hint = next((h for kind, h in _HINTS.items() if isinstance(exc, kind)), None)
+    message = f"the file could not be read ({text})"
+    if hint is not None:
+        message += f"; {hint}"
+    return ConfigIssue(1, 1, None, message)
+
+
+# A file can hold thousands of problems; the check run shows the first and a count,
+# so the cache keeps the first few and the count.
+_CACHED_ISSUES = 20
+
+
+def cache_entry(
+    now: datetime, blob: RemoteFile | None, error: RepoConfigError | None
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "fetched_at": now.isoformat(),
+        "blob_sha": None if blob is None else blob.blob_sha,
+        "text": None if blob is None else blob.text,
+    }
+    if error is not None:
+        entry["issues"] = [
+            {"line": i.line, "column": i.column, "key": i.key, "message": i.message}
+            for i in error.issues[:_CACHED_ISSUES]
+        ]
+        entry["problems"] = error.problems
+    return entry
+
+
+def cached_error(entry: Mapping[str, Any]) -> RepoConfigError | None:
+    """The error a cached entry recorded; None for a valid file (or for an entry written
+    before errors were cached, whose text is then parsed again)."""
+    issues = [
+        ConfigIssue(
+            int(item["line"]),
+            int(item["column"]),
+            None if item.get("key") is None else str(item["key"]),
+            str(item["message"]),
+        )
+        for item in entry.get("issues") or ()
+    ]
+    if not issues:
+        return None
+    return RepoConfigError(issues, problems=int(entry.get("problems") or 0))
 
 
 async def forget_repo_config(storage: Storage, repository: str) -> None:

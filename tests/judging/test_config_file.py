@@ -6,6 +6,8 @@ that editors using the JSON Schema flag the same mistakes the parser reports."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from bot.judge.records import RubricName
@@ -438,3 +440,146 @@ def test_aliases_and_anchors_are_followed() -> None:
         (1, "paths.extra_include[1]"),
         (1, "sensitive[1]"),
     ]
+
+
+# ---------------------------------------------------------------------------
+# Hostile files: whatever the text, parsing ends quickly with a named problem.
+# The limits are documented (docs/repo-config.md): 64 KiB, 32 levels of nesting,
+# 10,000 values counting every use of an alias.
+
+
+def parse_guarded(text: str) -> RepoConfig:
+    """`parse_repo_config` in a daemon thread, so a regression that runs away fails
+    this test after 30 s (generous on purpose) instead of hanging the whole suite."""
+    outcome: list[RepoConfig | Exception] = []
+
+    def run() -> None:
+        try:
+            outcome.append(parse_repo_config(text))
+        except Exception as exc:  # noqa: BLE001 - handed back to the test below
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(30)
+    if not outcome:
+        pytest.fail("parsing did not finish within 30 s")
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
+
+
+def alias_bomb(levels: int = 9, fan: int = 9) -> str:
+    """The billion-laughs file: about 430 bytes, 9**9 values once aliases are expanded."""
+    lines = ['a0: &a0 ["lol"]']
+    for n in range(1, levels + 1):
+        lines.append(f"a{n}: &a{n} [{','.join([f'*a{n - 1}'] * fan)}]")
+    return "\n".join(lines) + "\n"
+
+
+def merge_bomb(levels: int = 9, fan: int = 9) -> str:
+    """The same growth through merge keys, which PyYAML copies into each mapping."""
+    lines = ["m0: &m0 {k: v}"]
+    for n in range(1, levels + 1):
+        lines.append(f"m{n}: &m{n} {{<<: [{','.join([f'*m{n - 1}'] * fan)}]}}")
+    return "\n".join(lines) + "\n"
+
+
+HOSTILE_CASES: list[tuple[str, str, int, str]] = [
+    # (name, text, line, fragment of the message)
+    ("alias bomb", alias_bomb(), 5, "more than 10,000 values"),
+    ("merge-key bomb", merge_bomb(), 5, "more than 10,000 values"),
+    ("recursive alias", "paths: &a {include: *a}\n", 1, "the alias *a is used inside"),
+    ("recursive alias in a list", "mode: advisory\nx: &loop [1, *loop]\n", 2, "*loop"),
+    ("recursive merge key", "limits: &l {<<: *l}\n", 1, "the alias *l is used inside"),
+    ("5000 [", "[" * 5000, 1, "nested more than 32 levels"),
+    ("5000 {", "{" * 5000, 1, "nested more than 32 levels"),
+    ("5000 nested block lists", "- " * 5000 + "x\n", 1, "nested more than 32 levels"),
+    (
+        "deep block mappings",
+        "".join(f"{'  ' * n}k{n}:\n" for n in range(40)),
+        33,
+        "nested more than 32 levels",
+    ),
+    (
+        "aliases nest deeper than the text",
+        "a: &a " + "[" * 30 + "]" * 30 + "\nb: " + "[" * 30 + "*a" + "]" * 30 + "\n",
+        2,
+        "nested more than 32 levels",
+    ),
+    ("too large", "mode: advisory\n" + "#" * 70_000 + "\n", 1, "over the limit of 64 KiB"),
+    ("too large in bytes", "# " + "é" * 40_000 + "\n", 1, "80,003 bytes"),
+    (
+        "too many values without aliases",
+        "authors: [" + ", ".join(["a"] * 12_000) + "]\n",
+        1,
+        "more than 10,000 values",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [case[1:] for case in HOSTILE_CASES],
+    ids=[case[0] for case in HOSTILE_CASES],
+)
+def test_hostile_file_is_refused_with_a_named_problem(text: str, line: int, fragment: str) -> None:
+    with pytest.raises(RepoConfigError) as info:
+        parse_guarded(text)
+    err = info.value
+    assert (err.line, err.key) == (line, None), str(err)
+    assert fragment in err.message, str(err)
+    assert str(err).startswith(f".github/judge.yml line {line}, column ")
+
+
+def test_alias_bomb_is_small() -> None:
+    """The bomb the issue reported: a few hundred bytes of text."""
+    assert len(alias_bomb().encode()) < 600
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    """32 lists or mappings inside each other (the top-level mapping is the first)
+    parse; the file is then judged on its settings as usual."""
+    text = "a: " + "[" * 31 + "]" * 31 + "\n"
+    with pytest.raises(RepoConfigError) as info:
+        parse_guarded(text)
+    assert info.value.message.startswith('unknown key "a"'), str(info.value)
+    with pytest.raises(RepoConfigError, match="nested more than 32 levels"):
+        parse_guarded("a: " + "[" * 32 + "]" * 32 + "\n")
+
+
+def test_a_file_of_exactly_64_kib_is_read() -> None:
+    head = "mode: blocking\n"
+    text = head + "#" * (64 * 1024 - len(head) - 1) + "\n"
+    assert len(text.encode()) == 64 * 1024
+    assert parse_guarded(text).mode == "blocking"
+    with pytest.raises(RepoConfigError, match=r"65,537 bytes, over the limit of 64 KiB"):
+        parse_guarded(text + " ")
+
+
+def test_aliases_within_the_value_limit_still_work() -> None:
+    """Anchors reused a few times are fine; only the expanded count is capped."""
+    globs = ", ".join(f"'d{i}/**'" for i in range(1_000))
+    text = f"sensitive: &s [{globs}]\npaths:\n  include: *s\n  extra_include: *s\n"
+    c = parse_guarded(text)
+    assert len(c.paths.include) == len(c.paths.extra_include) == len(c.sensitive) == 1_000
+
+
+def test_many_problems_are_reported_in_bounded_time() -> None:
+    """A file at the limits with an error on every key still ends, naming them all."""
+    text = "".join(f"k{i}: 1\n" for i in range(4_900))
+    assert len(text.encode()) < 64 * 1024
+    with pytest.raises(RepoConfigError) as info:
+        parse_guarded(text)
+    assert len(info.value.issues) == 4_900
+    assert str(info.value).endswith("(and 4899 more problems)")
+
+
+def test_merge_keys_work_and_errors_name_the_line_as_written() -> None:
+    """PyYAML rewrites merge keys while building values; errors still point at the
+    line the repository owner wrote."""
+    c = parse_guarded("limits:\n  <<: {max_files: 3}\n  max_chars_per_file: 50\n")
+    assert (c.limits.max_files, c.limits.max_chars_per_file) == (3, 50)
+    with pytest.raises(RepoConfigError) as info:
+        parse_guarded("limits:\n  <<: {max_files: 3}\n  max_files: 0\n")
+    assert (info.value.line, info.value.key) == (3, "limits.max_files"), str(info.value)
