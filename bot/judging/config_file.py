@@ -504,7 +504,9 @@ def _invalid_value(f: _Failure) -> str:
     # Raised by our own validators (globs, authors): their words are already the message.
     error = f.ctx.get("error")
     if isinstance(error, GlobError):
-        return f"invalid glob {json.dumps(f.value)}: {error}"
+        # A glob may be 1,000 characters long; the check run names it, not all of it.
+        shown = str(f.value) if len(str(f.value)) <= 80 else str(f.value)[:77] + "..."
+        return f"invalid glob {json.dumps(shown)}: {error}"
     return str(error) if error is not None else f.msg
 
 
