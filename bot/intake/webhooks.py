@@ -7,16 +7,40 @@
 A delivery is written to storage before the 2xx goes out, so an accepted delivery survives
 a crash. GitHub keeps `X-GitHub-Delivery` on redelivery, so a repeated id is acknowledged
 with 200 and not processed again.
+
+Nothing a sender puts in a request yields a 5xx. The signature is checked before anything
+else is read, so all that follows concerns a holder of the secret; even then, every value
+handed to storage is one both backends store as is, or the request is refused with a 4xx
+naming what is wrong, and nothing is stored:
+
+* headers: only a `sha256=` signature counts. `X-GitHub-Event` and `X-GitHub-Delivery` are
+  printable ASCII (no NUL, no bytes a text column cannot hold), at most `MAX_NAME_CHARS`
+  and 200 characters. A body its Content-Encoding cannot inflate is a 400 from the handler:
+  aiohttp inflates gzip and deflate before `check_request` sees the bytes.
+* body: UTF-8, one JSON object, nested at most `MAX_JSON_DEPTH` levels (the deepest of
+  GitHub's example payloads nests 7). NaN, Infinity and numbers beyond a double or over
+  Python's 4300 digits are refused: they are not JSON GitHub writes, and the worker must
+  read the body as intake did. Duplicate keys are accepted: intake and the worker both
+  parse with `json`, which keeps the last, so the stored fields are the ones the handlers
+  see.
+* `action`, `repository.full_name`: absent or null is stored as NULL; otherwise a string of
+  at most `MAX_NAME_CHARS` characters without NUL or unpaired surrogates, else 400.
+* `installation.id`: absent or null is stored as NULL; otherwise an integer from 1 to
+  2^63 - 1 (PostgreSQL's bigint, SQLite's INTEGER), else 400 rather than stored as absent:
+  a payload with such an id is not GitHub's, and the handlers would read the same bad id.
+* `installation`, `repository`: absent or null, or an object, else 400.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from aiohttp import web
 from gidgethub import ValidationFailure
@@ -29,6 +53,14 @@ log = logging.getLogger(__name__)
 
 # GitHub caps webhook payloads at 25 MB and does not deliver larger ones.
 MAX_BODY_BYTES = 25 * 1024 * 1024
+# Far below the interpreter's recursion limit, so the worker's parse of a stored body and
+# any handler walking it recursively cannot run out of stack either.
+MAX_JSON_DEPTH = 100
+# Event names, actions and `owner/name` are far shorter; this only bounds what is stored.
+MAX_NAME_CHARS = 255
+MAX_DELIVERY_ID_CHARS = 200
+_INT64_MAX = 2**63 - 1
+_UNSTORABLE = re.compile(r"[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +75,16 @@ class Accepted:
     delivery: NewDelivery
 
 
+class _Refused(Exception):
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.message)
+        self.rejection = rejection
+
+
+def _refuse(status: int, reason: str, message: str) -> NoReturn:
+    raise _Refused(Rejection(status, reason, message))
+
+
 def check_request(
     headers: Mapping[str, str],
     body: bytes,
@@ -51,62 +93,144 @@ def check_request(
 ) -> Rejection | Accepted:
     """Decide what to do with a webhook request. Pure: no I/O, headers are case-insensitive."""
     lowered = {key.lower(): value for key, value in headers.items()}
-    if len(body) > MAX_BODY_BYTES:
-        return Rejection(413, "too-large", "payload exceeds GitHub's 25 MB limit")
-    # Only SHA-256: accepting the legacy SHA-1 header would let a forger pick the weaker one.
-    signature = lowered.get("x-hub-signature-256")
+    try:
+        if len(body) > MAX_BODY_BYTES:
+            _refuse(413, "too-large", "payload exceeds GitHub's 25 MB limit")
+        _verify_signature(lowered.get("x-hub-signature-256", ""), body, secret)
+        content_type = lowered.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            _refuse(415, "content-type", "webhook content type must be application/json")
+        event = _header_token(lowered, "X-GitHub-Event", MAX_NAME_CHARS, "event")
+        delivery_id = _header_token(
+            lowered, "X-GitHub-Delivery", MAX_DELIVERY_ID_CHARS, "delivery-id"
+        )
+        payload = _parse(body)
+        return Accepted(
+            NewDelivery(
+                delivery_id=delivery_id,
+                event=event,
+                action=_name(payload.get("action"), "action"),
+                installation_id=_installation_id(payload),
+                repository=_name(
+                    _member(payload, "repository").get("full_name"), "repository.full_name"
+                ),
+                body=body,
+                received_at=received_at,
+            )
+        )
+    except _Refused as refused:
+        return refused.rejection
+
+
+def _verify_signature(signature: str, body: bytes, secret: str) -> None:
     if not signature:
-        return Rejection(401, "unsigned", "missing X-Hub-Signature-256")
+        _refuse(401, "unsigned", "missing X-Hub-Signature-256")
+    # Only SHA-256: gidgethub also verifies a "sha1=" value here, which would let a forger
+    # pick the weaker hash. Non-ASCII text would make hmac.compare_digest raise TypeError.
+    if not signature.isascii() or not signature.startswith("sha256="):
+        _refuse(401, "bad-signature", "signature does not match")
     try:
         validate_event(body, signature=signature, secret=secret)
     except ValidationFailure:
-        return Rejection(401, "bad-signature", "signature does not match")
-    content_type = lowered.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        return Rejection(415, "content-type", "webhook content type must be application/json")
-    event = lowered.get("x-github-event", "").strip()
-    delivery_id = lowered.get("x-github-delivery", "").strip()
-    if not event:
-        return Rejection(400, "no-event", "missing X-GitHub-Event")
-    if not delivery_id or len(delivery_id) > 200:
-        return Rejection(400, "no-delivery-id", "missing or oversized X-GitHub-Delivery")
+        _refuse(401, "bad-signature", "signature does not match")
+
+
+def _header_token(lowered: Mapping[str, str], name: str, limit: int, reason: str) -> str:
+    value = lowered.get(name.lower(), "").strip()
+    if not value:
+        _refuse(400, f"no-{reason}", f"missing {name}")
+    # Header bytes that are not ASCII arrive as surrogates, which no text column stores.
+    if len(value) > limit or not (value.isascii() and value.isprintable()):
+        _refuse(400, f"bad-{reason}", f"{name} must be at most {limit} printable ASCII characters")
+    return value
+
+
+def _parse(body: bytes) -> dict[str, Any]:
     try:
-        payload = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return Rejection(400, "not-json", "body is not valid JSON")
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        _refuse(400, "not-utf8", "body is not UTF-8")
+    too_deep = f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        payload = _DECODER.decode(text)
+    except RecursionError:
+        _refuse(400, "too-deep", too_deep)
+    except json.JSONDecodeError:
+        _refuse(400, "not-json", "body is not valid JSON")
+    except ValueError:
+        _refuse(400, "bad-number", "body has NaN, Infinity or a number out of range")
     if not isinstance(payload, dict):
-        return Rejection(400, "not-json", "body is not a JSON object")
-    return Accepted(
-        NewDelivery(
-            delivery_id=delivery_id,
-            event=event,
-            action=_str_or_none(payload.get("action")),
-            installation_id=_installation_id(payload),
-            repository=_repository(payload),
-            body=body,
-            received_at=received_at,
+        _refuse(400, "not-json", "body is not a JSON object")
+    # The parser stops at the interpreter's recursion limit; the limit here is far lower.
+    if _deeper_than(payload):
+        _refuse(400, "too-deep", too_deep)
+    return payload
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is beyond a double")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_not_json)
+
+
+def _deeper_than(payload: dict[str, Any], limit: int = MAX_JSON_DEPTH) -> bool:
+    """One level at a time, not recursively, so the walk itself cannot run out of stack."""
+    level: list[Any] = [payload]
+    for _ in range(limit):
+        # Exact types: the decoder makes only dict and list, and this is 3x faster than an
+        # isinstance loop, which mattered next to the parse it follows.
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) in _CONTAINERS
+        ]
+        if not level:
+            return False
+    return True
+
+
+_CONTAINERS = (dict, list)
+
+
+def _member(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = payload.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _refuse(400, "bad-field", f"{key} must be an object")
+    return value
+
+
+def _name(value: Any, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_NAME_CHARS or _UNSTORABLE.search(value):
+        _refuse(
+            400,
+            "bad-field",
+            f"{field} must be a string of at most {MAX_NAME_CHARS} characters"
+            " without NUL or unpaired surrogates",
         )
-    )
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return value
 
 
 def _installation_id(payload: Mapping[str, Any]) -> int | None:
-    installation = payload.get("installation")
-    if isinstance(installation, dict):
-        value = installation.get("id")
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _repository(payload: Mapping[str, Any]) -> str | None:
-    repository = payload.get("repository")
-    if isinstance(repository, dict):
-        return _str_or_none(repository.get("full_name"))
-    return None
+    value = _member(payload, "installation").get("id")
+    if value is None:
+        return None
+    # bool is an int in Python; JSON's true is not an id.
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _INT64_MAX:
+        _refuse(400, "bad-field", "installation.id must be a positive integer below 2^63")
+    return value
 
 
 def make_webhook_handler(
@@ -120,16 +244,17 @@ def make_webhook_handler(
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             metrics.rejected.labels(reason="too-large").inc()
             return _problem(413, "payload exceeds GitHub's 25 MB limit")
-        body = await request.read()
+        try:
+            body = await request.read()
+        except web.RequestPayloadError:
+            # aiohttp inflates gzip and deflate bodies as they arrive; garbage fails here.
+            # The rest of the body cannot be parsed either, so the connection is not reused.
+            response = _refused(_UNREADABLE, request, metrics)
+            response.force_close()
+            return response
         outcome = check_request(request.headers, body, secret, clock())
         if isinstance(outcome, Rejection):
-            metrics.rejected.labels(reason=outcome.reason).inc()
-            log.warning(
-                "webhook refused: %s",
-                outcome.message,
-                extra={"delivery_id": request.headers.get("X-GitHub-Delivery")},
-            )
-            return _problem(outcome.status, outcome.message)
+            return _refused(outcome, request, metrics)
         delivery = outcome.delivery
         if delivery.event == "ping":
             return web.json_response({"ok": True, "zen": "pong"}, status=200)
@@ -141,6 +266,19 @@ def make_webhook_handler(
         return web.json_response({"ok": True, "delivery": delivery.delivery_id}, status=202)
 
     return handle
+
+
+_UNREADABLE = Rejection(400, "bad-payload", "body could not be read as its Content-Encoding says")
+
+
+def _refused(rejection: Rejection, request: web.Request, metrics: Metrics) -> web.Response:
+    metrics.rejected.labels(reason=rejection.reason).inc()
+    log.warning(
+        "webhook refused: %s",
+        rejection.message,
+        extra={"delivery_id": request.headers.get("X-GitHub-Delivery")},
+    )
+    return _problem(rejection.status, rejection.message)
 
 
 def _problem(status: int, message: str) -> web.Response:
