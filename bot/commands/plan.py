@@ -22,7 +22,8 @@ from bot.commands.policy import authorize
 from bot.commands.replies import render_override_reply, render_refusal
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
-from bot.judge.records import Verdict, VerdictRecord, go_no_go_of
+from bot.judge.judgment import record_go_no_go
+from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.check_run import CheckRunOutput, render_check_run, render_override
 from bot.judging.four_eyes import Actor, AuthorizationFacts
 from bot.judging.state import Override as OverrideState
@@ -177,11 +178,10 @@ def override_record(
     """The audit record of a human decision: the judged record, re-stamped. A cancel is
     recorded too (human_override false) so the log shows the whole history."""
     cancelled = command.action == "cancel"
-    return judged.model_copy(
+    updated = judged.model_copy(
         update={
             "verdict": verdict,
             "final_decision": verdict,
-            "go_no_go": go_no_go_of(verdict),
             "human_override": not cancelled,
             "decided_by": decided_by,
             "timestamp": now,
@@ -192,3 +192,6 @@ def override_record(
             ),
         }
     )
+    # One GO/NO-GO rule for every record: a person's accept or reject decides it; after a
+    # cancel the judges' scores do again.
+    return updated.model_copy(update={"go_no_go": record_go_no_go(updated)})

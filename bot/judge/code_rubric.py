@@ -205,4 +205,8 @@ class CodeRubric:
         return Verdict.IMPROVE
 
     def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+        # Seed 000: a judge that lacks confidence is UNDETERMINED; its scores are a guess,
+        # and a guess must not block (the same reason `decide` escalates it).
+        if self.thresholds.low_confidence_escalates and answer.extra.get("confidence") == "low":
+            return "UNDETERMINED"
         return go_no_go(answer.scores, self.thresholds.pass_min)

@@ -168,6 +168,8 @@ class JudgeConfig(BaseSettings):
     tiebreaker_max_chars: int = Field(default=32000, ge=200)
     max_output_tokens: int = Field(default=1024, ge=64)
 
+    # The throttle counts per repository within an installation, the budgets per
+    # installation; the CLI and the hook are one local installation (cost.usage_scopes).
     throttle_per_hour: int = Field(default=20, ge=0)
     daily_call_budget: int | None = Field(default=500, ge=0)
     daily_token_budget: int | None = Field(default=None, ge=0)

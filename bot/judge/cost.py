@@ -9,9 +9,14 @@ throttle and the budgets); these functions decide from the numbers it read.
   content hash covers everything the models would see (task text, file paths, statuses
   and contents, the sensitive flag), so a repeated change costs no call, while a new
   prompt version or a different panel (e.g. after four-eyes substitution) misses.
-- Throttle: at most `throttle_per_hour` judgments that reach the models per scope
-  (a repository, say) in any sliding hour (seed 002: 20/hour against runaway cost).
-- Daily budgets: model calls and tokens across every scope since 00:00 UTC.
+- Where usage counts (`usage_scopes`): the daily budgets belong to an installation
+  (`installation:<id>`), the hourly throttle to one repository within it
+  (`installation:<id>/repo:<name>`). One installation cannot spend another's budget,
+  and one busy repository cannot take its installation's whole day. The CLI and the
+  pre-push hook have no installation: they count as the one installation `local`.
+- Throttle: at most `throttle_per_hour` judgments that reach the models per repository
+  scope in any sliding hour (seed 002: 20/hour against runaway cost).
+- Daily budgets: model calls and tokens per installation scope since 00:00 UTC.
 """
 
 from __future__ import annotations
@@ -26,12 +31,38 @@ from datetime import UTC, datetime, timedelta
 from bot.judge.records import JudgedFile, TaskSpec
 
 CACHE_NAMESPACE = "verdict-cache"
-DAILY_CALLS_SCOPE = "judge:model-calls"
-DAILY_TOKENS_SCOPE = "judge:tokens"
+LOCAL_INSTALLATION = "local"
 
 
-def throttle_scope(scope: str) -> str:
-    return f"judge:judgments:{scope}"
+@dataclass(frozen=True)
+class UsageScopes:
+    """The storage usage counters one judgment reads and adds to."""
+
+    repository: str
+    """Who the hourly throttle counts: one repository within one installation."""
+    installation: str
+    """Who the daily call and token budgets count: the installation."""
+
+    @property
+    def judgments(self) -> str:
+        return f"judge:judgments:{self.repository}"
+
+    @property
+    def calls(self) -> str:
+        return f"judge:model-calls:{self.installation}"
+
+    @property
+    def tokens(self) -> str:
+        return f"judge:tokens:{self.installation}"
+
+
+def usage_scopes(installation: int | None, repository: str) -> UsageScopes:
+    """`repository` is the caller's name for what the throttle counts (the App: the
+    repository's full name; the CLI and hook: a directory or remote)."""
+    # The prefixes keep the App's installations and the local stand-in apart, so no
+    # repository name can land in another installation's counters.
+    owner = LOCAL_INSTALLATION if installation is None else f"installation:{installation}"
+    return UsageScopes(repository=f"{owner}/repo:{repository}", installation=owner)
 
 
 def content_hash(task: TaskSpec, files: Sequence[JudgedFile], *, sensitive: bool) -> str:
@@ -89,7 +120,7 @@ def cache_key(
 
 @dataclass(frozen=True)
 class Usage:
-    """Counters read from storage just before a judgment."""
+    """Counters read from storage just before a judgment (see `UsageScopes`)."""
 
     judgments_last_hour: int
     calls_today: int
@@ -112,22 +143,24 @@ def day_window_start(now: datetime) -> datetime:
     return utc.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def admission(usage: Usage, limits: Limits, *, scope: str) -> str | None:
-    """None when a judgment may call models; otherwise the reason it may not."""
+def admission(usage: Usage, limits: Limits, scopes: UsageScopes) -> str | None:
+    """None when a judgment may call models; otherwise the reason it may not. `usage`
+    holds the counts of `scopes`: the hour's judgments of the repository, the day's
+    calls and tokens of its installation."""
     if usage.judgments_last_hour >= limits.throttle_per_hour:
         return (
             f"throttled: {usage.judgments_last_hour} judgments in the last hour for scope "
-            f"{scope!r} (limit {limits.throttle_per_hour}/hour)"
+            f"{scopes.repository!r} (limit {limits.throttle_per_hour}/hour)"
         )
     if limits.daily_call_budget is not None and usage.calls_today >= limits.daily_call_budget:
         return (
-            f"daily budget exhausted: {usage.calls_today} model calls today "
-            f"(budget {limits.daily_call_budget})"
+            f"daily budget exhausted: {usage.calls_today} model calls today for "
+            f"{scopes.installation!r} (budget {limits.daily_call_budget})"
         )
     if limits.daily_token_budget is not None and usage.tokens_today >= limits.daily_token_budget:
         return (
-            f"daily budget exhausted: {usage.tokens_today} tokens today "
-            f"(budget {limits.daily_token_budget})"
+            f"daily budget exhausted: {usage.tokens_today} tokens today for "
+            f"{scopes.installation!r} (budget {limits.daily_token_budget})"
         )
     return None
 

@@ -54,6 +54,7 @@ from bot.judge.judgment import (
     escalate_injection,
     four_eyes_refusal,
     protocol_mode,
+    record_go_no_go,
     refuse_before_models,
     settled_record,
     verdict_record,
@@ -102,6 +103,11 @@ class JudgeRequest:
     repository: str | None = None
     head_sha: str | None = None
     scope: str = "default"
+    """The repository the hourly throttle counts, within `installation` (the App: its full
+    name; the CLI and the pre-push hook: a directory or remote)."""
+    installation: int | None = None
+    """The GitHub App installation whose daily budgets this judgment spends; None for the
+    CLI and the pre-push hook, which share one local budget (`cost.usage_scopes`)."""
     bypass_cache: bool = False
     known_paths: frozenset[str] = frozenset()
     """Other paths that exist in the repository (for the broken-link check)."""
@@ -136,6 +142,8 @@ class _Inspection:
 class _Run:
     """Mutable state of one judgment while the protocol runs."""
 
+    scopes: cost.UsageScopes
+    """Where this judgment's model calls and tokens are counted."""
     rounds: list[RoundRecord] = field(default_factory=list)
     results: list[RoundResult] = field(default_factory=list)
     calls: list[CallStats] = field(default_factory=list)
@@ -203,10 +211,11 @@ class JudgeEngine:
         hit = await self._cached(request, key, base)
         if hit is not None:
             return hit
-        refused, calls_left = await self._admit(request.scope, now)
+        scopes = cost.usage_scopes(request.installation, request.scope)
+        refused, calls_left = await self._admit(scopes, now)
         if refused is not None:
             return settled_record(base, refused)
-        run = _Run(calls_left=calls_left)
+        run = _Run(scopes=scopes, calls_left=calls_left)
         decision = await self._protocol(request, rubric, seating, run)
         record = verdict_record(
             base,
@@ -252,20 +261,24 @@ class JudgeEngine:
         cached = await self.storage.kv_get(cost.CACHE_NAMESPACE, key)
         return None if cached is None else self._from_cache(cached, base)
 
-    async def _admit(self, scope: str, now: datetime) -> tuple[Settled | None, int | None]:
-        """The throttle and budget check, and (when admitted) the model calls left today."""
+    async def _admit(
+        self, scopes: cost.UsageScopes, now: datetime
+    ) -> tuple[Settled | None, int | None]:
+        """The repository's throttle and the installation's budgets, and (when admitted)
+        the installation's model calls left today."""
         limits = cost.Limits(
             throttle_per_hour=self.config.throttle_per_hour,
             daily_call_budget=self.config.daily_call_budget,
             daily_token_budget=self.config.daily_token_budget,
         )
-        # Read-decide-record as one step, so concurrent judgments in this process cannot
-        # all slip under the hourly throttle together.
+        # Read-decide-record as one step, so concurrent judgments on this engine (every
+        # judgment of one repository in this process) cannot all slip under the hourly
+        # throttle together.
         async with self._admission:
-            usage = await self._usage(scope, now)
-            refused = cost.admission(usage, limits, scope=scope)
+            usage = await self._usage(scopes, now)
+            refused = cost.admission(usage, limits, scopes)
             if refused is None and self.storage is not None:
-                await self.storage.record_usage(cost.throttle_scope(scope), now)
+                await self.storage.record_usage(scopes.judgments, now)
         if refused is not None:
             return admission_refused(refused), None
         return None, cost.calls_left_today(usage, limits)
@@ -312,7 +325,9 @@ class JudgeEngine:
                 logger.warning("judge %s tier model %s: %s", tier.value, seat.model, outcome.error)
             if isinstance(outcome, GiveUp):
                 break
-        await self._count_usage(tally.attempts, tally.prompt_tokens + tally.completion_tokens)
+        await self._count_usage(
+            run.scopes, tally.attempts, tally.prompt_tokens + tally.completion_tokens
+        )
         record = round_record(len(run.rounds) + 1, tier, seated, rubric, tally)
         run.add(record, tally.call_stats(tier, seat), tally.truncated)
 
@@ -362,25 +377,25 @@ class JudgeEngine:
         return None
 
     # -- storage-backed counters -------------------------------------------------
-    async def _usage(self, scope: str, now: datetime) -> cost.Usage:
+    async def _usage(self, scopes: cost.UsageScopes, now: datetime) -> cost.Usage:
         if self.storage is None:
             return cost.Usage(judgments_last_hour=0, calls_today=0, tokens_today=0)
         day = cost.day_window_start(now)
         return cost.Usage(
             judgments_last_hour=await self.storage.usage_since(
-                cost.throttle_scope(scope), cost.hour_window_start(now)
+                scopes.judgments, cost.hour_window_start(now)
             ),
-            calls_today=await self.storage.usage_since(cost.DAILY_CALLS_SCOPE, day),
-            tokens_today=await self.storage.usage_since(cost.DAILY_TOKENS_SCOPE, day),
+            calls_today=await self.storage.usage_since(scopes.calls, day),
+            tokens_today=await self.storage.usage_since(scopes.tokens, day),
         )
 
-    async def _count_usage(self, calls: int, tokens: int) -> None:
+    async def _count_usage(self, scopes: cost.UsageScopes, calls: int, tokens: int) -> None:
         if self.storage is None or calls == 0:
             return
         now = self._clock()
-        await self.storage.record_usage(cost.DAILY_CALLS_SCOPE, now, calls)
+        await self.storage.record_usage(scopes.calls, now, calls)
         if tokens:
-            await self.storage.record_usage(cost.DAILY_TOKENS_SCOPE, now, tokens)
+            await self.storage.record_usage(scopes.tokens, now, tokens)
 
     # -- record building ---------------------------------------------------------
     @staticmethod
@@ -413,8 +428,10 @@ class JudgeEngine:
         except ValueError:
             logger.warning("ignoring an unreadable verdict-cache entry")
             return None
-        # Same content and panel, so the same decision; this judgment made no call.
-        return previous.model_copy(update={**base, "calls": []})
+        # Same content and panel, so the same decision; this judgment made no call. The
+        # label is worked out again: the entry may predate the current GO/NO-GO rule.
+        hit = previous.model_copy(update={**base, "calls": []})
+        return hit.model_copy(update={"go_no_go": record_go_no_go(hit)})
 
 
 def _seat_key(seat: Seat | None) -> cost.SeatKey | None:

@@ -12,7 +12,29 @@ model is a pure function here, so each rule can be read and tested on its own:
     with_unseated_reason  a protocol decision caused by an unseated tier names the
                           four-eyes cause too
     escalate_injection    instructions aimed at the judge turn an accept into escalate
+    go_no_go              the phase A/B label (GO, NO-GO, UNDETERMINED): the one rule the
+                          App's record and the pre-push hook both use (table below)
     verdict_record        the VerdictRecord for a decision and the rounds that led to it
+
+GO/NO-GO (seed 000: GO when all scores >= 3, NO-GO when any is below, UNDETERMINED when
+the judge returned nothing usable or lacks confidence). The first row that applies wins:
+
+    human override              accept GO, reject NO-GO (the human's word is the label)
+    final decision reject       NO-GO (the judges, or a mechanical hard failure)
+    no round answered           UNDETERMINED (not configured, four-eyes, throttle,
+                                budget, every round failed)
+    otherwise the deciding judgment, the last round that answered (for content and
+    code: the last round with scores), read by its rubric (`Rubric.go_no_go`), whatever
+    the protocol concluded (accept, improve, escalate, or undetermined because a later
+    round failed):
+      content     any score < 3 NO-GO, else GO
+      code        low confidence UNDETERMINED; any dimension < 0.7 NO-GO, else GO
+      completion  (no scores) its answer is accept GO, else NO-GO
+
+Reading the deciding judgment rather than the protocol's verdict is what makes an
+escalate block: two judges who both score a document below 3 send it to a human, and
+until then the push must not pass as if nobody had objected. The last answer decides
+because later tiers see more (quick reads 4000 characters, deep 32000).
 """
 
 from __future__ import annotations
@@ -35,7 +57,7 @@ from bot.judge.records import (
     VerdictRecord,
     go_no_go_of,
 )
-from bot.judge.rubrics import go_no_go as content_go_no_go
+from bot.judge.rubrics import RubricAnswer, get_rubric
 from bot.judge.seating import Seating
 
 NOT_CONFIGURED_NOTE = (
@@ -113,18 +135,47 @@ def escalate_injection(decision: Decision, injection: Sequence[Finding]) -> Deci
     )
 
 
-def pre_push_label(rubric: RubricName, verdict: Verdict, last: RoundRecord | None) -> GoNoGo:
-    """Seed 000 phase A/B: for content, GO means every score >= 3, so an `improve` whose
-    scores all reach 3 (average under 3.5) still passes a blocking pre-push hook. Escalate
-    and undetermined never block; other rubrics follow their verdict."""
-    if (
-        rubric is RubricName.CONTENT
-        and verdict in (Verdict.ACCEPT, Verdict.IMPROVE)
-        and last is not None
-        and last.scores
-    ):
-        return content_go_no_go(last.scores)
-    return go_no_go_of(verdict)
+def deciding_round(rounds: Sequence[RoundRecord]) -> RoundRecord | None:
+    """The last round that answered (a failed round has no verdict and no scores)."""
+    return next((r for r in reversed(rounds) if r.verdict is not None), None)
+
+
+def go_no_go(
+    rubric: RubricName,
+    final: Verdict,
+    rounds: Sequence[RoundRecord],
+    *,
+    human_override: bool | None = None,
+) -> GoNoGo:
+    """The phase A/B label of a judgment (table in the module docstring)."""
+    deciding = deciding_round(rounds)
+    if human_override or final is Verdict.REJECT or deciding is None:
+        # A human's word, a reject and a decision no judge answered for (which is then
+        # undetermined: refused, or every round failed) carry their own label.
+        return go_no_go_of(final)
+    return get_rubric(rubric).go_no_go(_answer(deciding))
+
+
+def record_go_no_go(record: VerdictRecord) -> GoNoGo:
+    """`go_no_go` of a stored record: what the hook blocks on and what a cached record
+    is relabelled with, so a label written under an older rule never decides."""
+    return go_no_go(
+        record.rubric,
+        record.final_decision,
+        record.previous_rounds,
+        human_override=record.human_override,
+    )
+
+
+def _answer(round_: RoundRecord) -> RubricAnswer:
+    return RubricAnswer(
+        scores=dict(round_.scores),
+        average=round_.average,
+        reasoning=round_.reasoning,
+        improvements=list(round_.improvements),
+        model_verdict=round_.model_verdict,
+        extra=dict(round_.extra),
+    )
 
 
 def verdict_record(
@@ -156,7 +207,7 @@ def verdict_record(
         truncation=list(truncation),
         calls=list(calls),
         final_decision=decision.verdict,
-        go_no_go=pre_push_label(base["rubric"], decision.verdict, last),
+        go_no_go=go_no_go(base["rubric"], decision.verdict, rounds),
         reason=decision.reason,
         models_not_run=models_not_run_note is not None,
         models_not_run_note=models_not_run_note,

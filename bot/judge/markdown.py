@@ -7,10 +7,14 @@ is dropped; each space becomes a hyphen (runs are not collapsed, so "A & B" is
 `id=...` attributes also count. Fenced code blocks and inline code spans are
 not scanned for links or headings; YAML front matter is skipped.
 
-`unfenced_lines` is also how `/judge` commands are found in comments: a command, a
-link or a heading shown inside a code block is an example, not the real thing, and
-both must agree with GitHub on where a block ends. Comments have no front matter, so
-skipping it is the caller's choice.
+`shown_lines` is how `/judge` commands are found in comments: only text a person sees
+as a line of its own counts. A command shown inside a code block is an example; one
+inside an HTML comment is invisible on GitHub; one on a line right after a quoted
+line is drawn inside the quote (a lazy continuation line). Both scanners must agree
+with GitHub on where a block ends, and where they cannot be sure they hide too much
+rather than too little: a hidden line taken for a command runs it, a visible one
+taken for hidden only goes unanswered. Comments have no front matter, so skipping it
+is the caller's choice.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A backtick fence's info string may not hold a backtick (```x` is text, not a fence).
+_FENCE = re.compile(r"^ {0,3}(?:(`{3,})[^`]*$|(~{3,}))")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1")
@@ -59,30 +65,140 @@ def _front_matter_end(lines: Sequence[str]) -> int:
     return 0
 
 
+def _opens_fence(line: str) -> str | None:
+    """The fence a line opens (its run of backticks or tildes), if it opens one."""
+    opened = _FENCE.match(line)
+    return None if opened is None else opened.group(1) or opened.group(2)
+
+
+def _closes_fence(line: str, fence: str) -> bool:
+    """Same character, at least as many, and nothing else on the line."""
+    closing = _opens_fence(line)
+    return (
+        closing is not None
+        and closing[0] == fence[0]
+        and len(closing) >= len(fence)
+        and not line.strip().strip(fence[0])
+    )
+
+
 def unfenced_lines(text: str, *, skip_front_matter: bool = False) -> Iterator[tuple[int, str]]:
     """(1-based number, line) outside fenced code blocks, fence lines excluded.
 
     A fence opens with three or more backticks or tildes (up to three spaces of
-    indentation) and closes with the same character, at least as many, and nothing
-    else on the line; an unclosed fence runs to the end of the text.
+    indentation; a backtick fence's info string holds no backtick) and closes with the
+    same character, at least as many, and nothing else on the line; an unclosed fence
+    runs to the end of the text.
     """
     lines = text.splitlines()
     fence: str | None = None
     for index in range(_front_matter_end(lines) if skip_front_matter else 0, len(lines)):
         line = lines[index]
-        opened = _FENCE.match(line)
         if fence is None:
-            if opened:
-                fence = opened.group(1)
-                continue
-            yield index + 1, line
-        elif (
-            opened
-            and opened.group(1)[0] == fence[0]
-            and len(opened.group(1)) >= len(fence)
-            and not line.strip().strip(fence[0])
-        ):
+            fence = _opens_fence(line)
+            if fence is None:
+                yield index + 1, line
+        elif _closes_fence(line, fence):
             fence = None
+
+
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = "-->"
+_COMMENT_BLOCK = re.compile(r"^ {0,3}<!--")
+# Generous on purpose: an indented `>` line is code on GitHub, not a quote, and hiding
+# it (and the lines after it) only hides more.
+_QUOTE_MARKERS = re.compile(r"^(?:[ \t]*>)+")
+
+
+@dataclass
+class _Shown:
+    """Where a `shown_lines` scan is: in a fence, in an HTML comment (a block of its own,
+    or opened inside a paragraph), or in a block quote's paragraph."""
+
+    fence: str | None = None
+    comment: Literal["block", "inline"] | None = None
+    quote_paragraph: bool = False
+
+
+def shown_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based number, visible text) of the lines GitHub shows as text of their own.
+
+    Left out: fenced code blocks and their fences; HTML comments, as blocks (from a
+    line starting `<!--` to the line holding `-->`, blank lines included) or inside a
+    paragraph (up to `-->`, unless the paragraph ends first, which leaves `<!--` as
+    literal text); block quotes and their lazy continuation lines (every line after a
+    quoted line with text, until a blank line). A comment inside a shown line is cut
+    out of its text. Lines indented as code are the caller's to judge.
+    """
+    scan = _Shown()
+    for number, line in enumerate(text.splitlines(), start=1):
+        shown = _shown_part(scan, line)
+        if shown is not None:
+            yield number, shown
+
+
+def _shown_part(scan: _Shown, line: str) -> str | None:
+    if scan.fence is not None:
+        if _closes_fence(line, scan.fence):
+            scan.fence = None
+        return None
+    if scan.comment == "block" or (scan.comment == "inline" and not _ends_paragraph(line)):
+        if _COMMENT_CLOSE in line:
+            # The rest of the closing line is HTML (a block) or the middle of a
+            # paragraph (inline): neither starts a line a person reads as a command.
+            scan.comment = None
+        return None
+    scan.comment = None
+    return _block_start(scan, line)
+
+
+def _ends_paragraph(line: str) -> bool:
+    """Whether a line ends the paragraph a comment opened in (then `<!--` was text).
+    Other blocks can end it too; missing them only keeps hiding until `-->`."""
+    return not line.strip() or _opens_fence(line) is not None or bool(_QUOTE_MARKERS.match(line))
+
+
+def _block_start(scan: _Shown, line: str) -> str | None:
+    fence = _opens_fence(line)
+    if fence is not None:
+        scan.fence = fence
+        scan.quote_paragraph = False
+        return None
+    if not line.strip():
+        scan.quote_paragraph = False
+        return None
+    quoted = _QUOTE_MARKERS.match(line)
+    if quoted:
+        # A quoted line with text leaves a paragraph open that lazy lines continue.
+        scan.quote_paragraph = bool(line[quoted.end() :].strip())
+        return None
+    # Checked before lazy lines: a comment block interrupts the quote's paragraph and,
+    # unlike the paragraph, runs across blank lines.
+    if _COMMENT_BLOCK.match(line):
+        opened = line.index(_COMMENT_OPEN)
+        if _COMMENT_CLOSE not in line[opened + 2 :]:
+            scan.comment = "block"
+        return None
+    if scan.quote_paragraph:
+        return None
+    return _cut_comments(scan, line)
+
+
+def _cut_comments(scan: _Shown, line: str) -> str:
+    """The line without its inline comments; an unclosed one hides the rest of it.
+    Code spans are not looked for: a `<!--` inside one only makes the scan hide more."""
+    parts: list[str] = []
+    at = 0
+    while (start := line.find(_COMMENT_OPEN, at)) >= 0:
+        parts.append(line[at:start])
+        # `<!-->` and `<!--->` are whole comments on GitHub, hence + 2.
+        end = line.find(_COMMENT_CLOSE, start + 2)
+        if end < 0:
+            scan.comment = "inline"
+            return "".join(parts)
+        at = end + len(_COMMENT_CLOSE)
+    parts.append(line[at:])
+    return "".join(parts)
 
 
 def prose_lines(text: str) -> Iterator[tuple[int, str]]:

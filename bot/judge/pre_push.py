@@ -13,9 +13,11 @@ ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each 
 5. one judgment per ref through the engine, record appended to storage.
 
 Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) never
-blocks; blocking mode blocks only when a ref got NO-GO. Undetermined verdicts, provider
-errors, missing configuration and crashes never block. `GIT_JUDGE_SKIP=1` bypasses
-everything, as does git's own `--no-verify`.
+blocks; blocking mode blocks only when a ref got NO-GO (`judgment.go_no_go`, the rule
+the App's records use too: any score of the deciding judgment below 3, even when the
+protocol escalated). UNDETERMINED (no judge answered), provider errors, missing
+configuration and crashes never block. `GIT_JUDGE_SKIP=1` bypasses everything, as does
+git's own `--no-verify`.
 
 How "crashes never block" holds even for a crash the command cannot catch (an import
 error, the interpreter killed): the command signals a deliberate block with its own
@@ -34,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.judge.engine import JudgeRequest
+from bot.judge.judgment import record_go_no_go
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.judge.watched_authors import is_listed_author
 
@@ -93,33 +96,121 @@ def parse_push_lines(text: str) -> list[RefUpdate]:
     return updates
 
 
+@dataclass(frozen=True)
+class _Step:
+    """A way out of a glob state: on `char` (or, when `negated`, on any other character)."""
+
+    char: str
+    negated: bool
+    target: int
+
+
+@dataclass(frozen=True)
+class PathGlob:
+    """A compiled path glob: a small automaton (NFA) stepped over the path one character
+    at a time, keeping every state the pattern could be in. A match is linear in the
+    path's length whatever the pattern (each character costs at most the square of the
+    pattern's length, and never backtracks); the regex this replaces backtracked, and
+    `*a*a*a*a*a*a*b` against a long run of `a` took minutes."""
+
+    steps: tuple[tuple[_Step, ...], ...]
+    closures: tuple[frozenset[int], ...]
+    """Each state and the states it reaches without reading a character."""
+    accept: int
+
+    def fullmatch(self, path: str) -> bool:
+        states = self.closures[0]
+        for char in path:
+            following: set[int] = set()
+            for state in states:
+                for step in self.steps[state]:
+                    if (char == step.char) != step.negated:
+                        following |= self.closures[step.target]
+            if not following:
+                return False
+            states = frozenset(following)
+        return self.accept in states
+
+
+class _GlobBuilder:
+    """Thompson's construction for the five glob tokens, one state per position."""
+
+    def __init__(self) -> None:
+        self.steps: list[list[_Step]] = [[]]
+        self.empty: list[list[int]] = [[]]
+        self.end = 0
+
+    def _new(self) -> int:
+        self.steps.append([])
+        self.empty.append([])
+        return len(self.steps) - 1
+
+    def one(self, char: str, *, negated: bool = False) -> None:
+        """One character: `char`, or (negated) any character but `char`."""
+        nxt = self._new()
+        self.steps[self.end].append(_Step(char, negated, nxt))
+        self.end = nxt
+
+    def repeat(self, excluded: str) -> None:
+        """Any run of characters other than `excluded`, the empty run included."""
+        self.steps[self.end].append(_Step(excluded, True, self.end))
+        nxt = self._new()
+        self.empty[self.end].append(nxt)
+        self.end = nxt
+
+    def directories(self) -> None:
+        """Nothing, or a run ending in `/` that holds no newline (`(?:.*/)?`)."""
+        inside, nxt = self._new(), self._new()
+        self.empty[self.end] += [nxt, inside]
+        self.steps[inside] += [_Step("\n", True, inside), _Step("/", False, nxt)]
+        self.end = nxt
+
+    def build(self) -> PathGlob:
+        return PathGlob(
+            steps=tuple(tuple(s) for s in self.steps),
+            closures=tuple(self._closure(n) for n in range(len(self.steps))),
+            accept=self.end,
+        )
+
+    def _closure(self, start: int) -> frozenset[int]:
+        seen = {start}
+        todo = [start]
+        while todo:
+            for nxt in self.empty[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return frozenset(seen)
+
+
 @lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a path glob: `**/` any directories (or none), `**` anything, `*` and `?`
-    within one path segment, everything else literal."""
-    out: list[str] = []
+def path_glob(pattern: str) -> PathGlob:
+    """Compile a path glob: `**/` any directories (or none), `**` anything, `*` and `?`
+    within one path segment, everything else literal. As regular expressions these are
+    `(?:.*/)?`, `.*`, `[^/]*` and `[^/]`: `.` stops at a newline, `[^/]` does not."""
+    glob = _GlobBuilder()
     i = 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
+            glob.directories()
             i += 3
         elif pattern.startswith("**", i):
-            out.append(".*")
+            glob.repeat("\n")
             i += 2
         elif pattern[i] == "*":
-            out.append("[^/]*")
+            glob.repeat("/")
             i += 1
         elif pattern[i] == "?":
-            out.append("[^/]")
+            glob.one("/", negated=True)
             i += 1
         else:
-            out.append(re.escape(pattern[i]))
+            glob.one(pattern[i])
             i += 1
-    return re.compile("".join(out))
+    return glob.build()
 
 
 def is_watched(path: str, patterns: Iterable[str]) -> bool:
-    return any(glob_regex(p).fullmatch(path) for p in patterns)
+    return any(path_glob(p).fullmatch(path) for p in patterns)
 
 
 def by_watched_author(commit: Commit, authors: Sequence[str]) -> bool:
@@ -134,8 +225,9 @@ def by_watched_author(commit: Commit, authors: Sequence[str]) -> bool:
 
 
 def hook_exit_code(mode: str, records: Sequence[VerdictRecord]) -> int:
-    """Phase A never blocks; phase B blocks (`BLOCK_EXIT`) on NO-GO only."""
-    if mode == "blocking" and any(r.go_no_go == "NO-GO" for r in records):
+    """Phase A never blocks; phase B blocks (`BLOCK_EXIT`) on NO-GO only, as the App's
+    records label it (`record_go_no_go`, not a label a cached record carried)."""
+    if mode == "blocking" and any(record_go_no_go(r) == "NO-GO" for r in records):
         return BLOCK_EXIT
     return 0
 
@@ -280,13 +372,14 @@ async def run_hook(
             continue
         record = await judge(request)
         records.append(record)
+        label = record_go_no_go(record)
         say(
-            f"[judge] {record.go_no_go} {update.remote_ref} ({record.final_decision.value}): "
+            f"[judge] {label} {update.remote_ref} ({record.final_decision.value}): "
             + ", ".join(f.path for f in request.files)
         )
         if record.reason:
             say(f"[judge] Reason: {record.reason}")
-        if record.go_no_go == "NO-GO":
+        if label == "NO-GO":
             findings = record.reasoning or "no details"
             say(f"[judge] Findings: {findings}")
             for item in record.improvements:

@@ -19,7 +19,9 @@ Field meanings that are easy to misread:
   then None. A verdict-cache hit repeats the cached judgment's rounds (`round`,
   `judge_tier`, `previous_rounds` as they were) with an empty `calls` list: no
   model was called this time.
-* `go_no_go` is the phase A/B pre-push label: GO, NO-GO or UNDETERMINED.
+* `go_no_go` is the phase A/B pre-push label: GO, NO-GO or UNDETERMINED, read from the
+  scores of the deciding judgment (bot/judge/judgment.py `go_no_go` has the rule), not
+  from `final_decision`: an escalate whose judges scored below 3 is NO-GO.
 
 Records are written as one compact JSON line (`to_jsonl`). The JSON Schema
 (2020-12) is generated from these models: `python -m bot.judge.records` prints
@@ -201,7 +203,12 @@ class VerdictRecord(_Model):
     injection_findings: list[Finding] = Field(default_factory=list)
     calls: list[CallStats] = Field(default_factory=list)
     final_decision: Verdict
-    go_no_go: GoNoGo
+    go_no_go: GoNoGo = Field(
+        description="Phase A/B label (seed 000): NO-GO when any score of the deciding "
+        "judgment (the last round that answered) is below the rubric's bar, even when the "
+        "protocol escalated; UNDETERMINED when no round answered. docs/judging.md has the "
+        "table."
+    )
     reason: str | None = Field(default=None, description="Why undetermined or escalated.")
     authoring_families: list[str] = Field(default_factory=list)
     decided_by: str | None = Field(default=None, description="Login of a human who overrode.")
@@ -222,9 +229,9 @@ def content_sha256(text: str) -> str:
 
 
 def go_no_go_of(verdict: Verdict) -> GoNoGo:
-    """Pre-push label for a protocol outcome: only accept is GO, and only a
-    verdict that blames the content (improve/reject) is NO-GO; escalate and
-    undetermined never block (seed 000: uncertainty degrades to advisory)."""
+    """The label of a decision with no judgment to read: a human override (accept GO,
+    reject NO-GO), a mechanical reject, a judgment nobody answered (undetermined).
+    Where judges answered, their scores decide (`bot.judge.judgment.go_no_go`)."""
     if verdict is Verdict.ACCEPT:
         return "GO"
     if verdict in (Verdict.IMPROVE, Verdict.REJECT):

@@ -47,7 +47,8 @@ class Rubric(Protocol):
         """The verdict from the scores, never from the model's own label."""
 
     def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
-        """The phase A/B pre-push label for this answer."""
+        """The phase A/B label when this answer is the deciding judgment; the whole rule
+        (overrides, rejects, nobody answered) is `bot.judge.judgment.go_no_go`."""
 
 
 class FrozenModel(BaseModel):

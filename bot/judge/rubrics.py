@@ -12,7 +12,8 @@ content (KLS dimensions semantic/pragmatic/syntactic, whole scores 1-5; seed 000
   improve and (3,3,4) (average 3.33) is improve. The average is compared
   exactly (3 * 3.5 <= sum), not after rounding; the recorded average is
   rounded to two places. `go_no_go` is the separate phase A/B pre-push label:
-  GO when every dimension >= 3 (so (3,3,3) is GO yet improve in phase C).
+  GO when every dimension >= 3 (so (3,3,3) is GO yet improve in phase C); how a
+  whole judgment is labelled is bot/judge/judgment.py `go_no_go`.
 
 code (seed 002: correctness, scope_adherence, code_quality, completeness in 0.0-1.0;
       weights .4/.2/.2/.2 give the composite average)

@@ -393,6 +393,7 @@ async def judge_groups(
             repository=target.repository,
             head_sha=target.head_sha,
             scope=target.repository.lower(),
+            installation=target.installation_id,
             bypass_cache=target.bypass_cache,
             known_paths=known,
         )

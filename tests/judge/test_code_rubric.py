@@ -114,6 +114,8 @@ def test_code_parse_details() -> None:
     assert answer.extra["confidence"] == "medium"
     assert answer.extra["issues"][1] == {"severity": "minor", "description": "plain string issue"}
     assert rubric.go_no_go(answer) == "GO"
+    unsure = rubric.parse(code_obj(0.9, 0.9, 0.9, 0.9, confidence="low"))
+    assert rubric.go_no_go(unsure) == "UNDETERMINED"  # seed 000: the judge lacks confidence
     explicit = rubric.parse(code_obj(0.8, 0.8, 0.8, 0.8, improvements=["do x"]))
     assert explicit.improvements == ["do x"]
 

@@ -11,13 +11,14 @@ from bot.judge.cost import (
     Limits,
     SeatKey,
     Usage,
+    UsageScopes,
     admission,
     cache_key,
     calls_left_today,
     content_hash,
     day_window_start,
     hour_window_start,
-    throttle_scope,
+    usage_scopes,
 )
 from bot.judge.records import JudgedFile, TaskSpec
 
@@ -122,7 +123,7 @@ LIMITS = Limits(throttle_per_hour=20, daily_call_budget=100, daily_token_budget=
     ],
 )
 def test_admission(usage: Usage, expected: str | None) -> None:
-    reason = admission(usage, LIMITS, scope="acme/widgets")
+    reason = admission(usage, LIMITS, usage_scopes(7, "acme/widgets"))
     if expected is None:
         assert reason is None
     else:
@@ -131,9 +132,9 @@ def test_admission(usage: Usage, expected: str | None) -> None:
 
 def test_admission_without_budgets_and_zero_throttle() -> None:
     open_limits = Limits(throttle_per_hour=5, daily_call_budget=None, daily_token_budget=None)
-    assert admission(Usage(4, 10**9, 10**12), open_limits, scope="s") is None
+    assert admission(Usage(4, 10**9, 10**12), open_limits, usage_scopes(None, "s")) is None
     closed = Limits(throttle_per_hour=0, daily_call_budget=None, daily_token_budget=None)
-    reason = admission(Usage(0, 0, 0), closed, scope="s")
+    reason = admission(Usage(0, 0, 0), closed, usage_scopes(None, "s"))
     assert reason is not None and "limit 0/hour" in reason
 
 
@@ -152,5 +153,85 @@ def test_windows() -> None:
     assert day_window_start(tokyo) == datetime(2026, 2, 14, tzinfo=UTC)
 
 
-def test_throttle_scope_namespaced() -> None:
-    assert throttle_scope("acme/widgets") == "judge:judgments:acme/widgets"
+@pytest.mark.parametrize(
+    ("installation", "repository", "judgments", "calls", "tokens"),
+    [
+        (
+            42,
+            "acme/widgets",
+            "judge:judgments:installation:42/repo:acme/widgets",
+            "judge:model-calls:installation:42",
+            "judge:tokens:installation:42",
+        ),
+        (
+            None,
+            "pre-push:git@host:acme/widgets.git",
+            "judge:judgments:local/repo:pre-push:git@host:acme/widgets.git",
+            "judge:model-calls:local",
+            "judge:tokens:local",
+        ),
+        # a repository named like an installation stays inside the local installation
+        (
+            None,
+            "installation:42",
+            "judge:judgments:local/repo:installation:42",
+            "judge:model-calls:local",
+            "judge:tokens:local",
+        ),
+    ],
+)
+def test_usage_scopes(
+    installation: int | None, repository: str, judgments: str, calls: str, tokens: str
+) -> None:
+    """The throttle counts per repository within an installation, the budgets per
+    installation; without one (the CLI, the hook) everything is the local installation."""
+    scopes = usage_scopes(installation, repository)
+    assert (scopes.judgments, scopes.calls, scopes.tokens) == (judgments, calls, tokens)
+
+
+ONE_A = usage_scopes(1, "acme/a")
+ONE_B = usage_scopes(1, "acme/b")
+TWO_A = usage_scopes(2, "acme/a")
+LOCAL_A = usage_scopes(None, "acme/a")
+ONE_A_FULL_HOUR = {ONE_A.judgments: 20}
+ONE_SPENT_CALLS = {ONE_A.calls: 100}
+ONE_SPENT_TOKENS = {ONE_A.tokens: 1000}
+
+
+@pytest.mark.parametrize(
+    ("ledger", "scopes", "expected"),
+    [
+        # the hour's throttle is the repository's own
+        (ONE_A_FULL_HOUR, ONE_A, "throttled"),
+        (ONE_A_FULL_HOUR, ONE_B, None),
+        (ONE_A_FULL_HOUR, TWO_A, None),
+        (ONE_A_FULL_HOUR, LOCAL_A, None),
+        # the day's budgets are the installation's: every repository in it shares them
+        (ONE_SPENT_CALLS, ONE_A, "model calls today for 'installation:1'"),
+        (ONE_SPENT_CALLS, ONE_B, "model calls today for 'installation:1'"),
+        (ONE_SPENT_CALLS, TWO_A, None),
+        (ONE_SPENT_CALLS, LOCAL_A, None),
+        (ONE_SPENT_TOKENS, ONE_B, "tokens today for 'installation:1'"),
+        (ONE_SPENT_TOKENS, TWO_A, None),
+        # the CLI and the hook spend the one local budget
+        ({LOCAL_A.calls: 100}, usage_scopes(None, "cli:/elsewhere"), "for 'local'"),
+        ({LOCAL_A.calls: 100}, ONE_A, None),
+        # a full hour is reported before a spent day
+        ({**ONE_A_FULL_HOUR, **ONE_SPENT_CALLS}, ONE_A, "throttled"),
+    ],
+)
+def test_admission_per_installation_and_repository(
+    ledger: dict[str, int], scopes: UsageScopes, expected: str | None
+) -> None:
+    """What the engine reads (the counters of `scopes`) decides; other scopes' use never
+    counts."""
+    usage = Usage(
+        judgments_last_hour=ledger.get(scopes.judgments, 0),
+        calls_today=ledger.get(scopes.calls, 0),
+        tokens_today=ledger.get(scopes.tokens, 0),
+    )
+    reason = admission(usage, LIMITS, scopes)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None and expected in reason

@@ -162,8 +162,39 @@ async def test_both_improve_escalates_to_a_human(
     fake_llm.script(DEEP, Reply.json(IMPROVE))
     record = await engine_for(make_config(fake_llm)).judge(make_request())
     assert record.final_decision is Verdict.ESCALATE
-    assert record.go_no_go == "UNDETERMINED"
+    assert record.go_no_go == "GO"  # both scored every dimension 3: phase A/B passes it
     assert record.reason and "improvements" in record.reason
+
+
+async def test_an_escalate_scored_below_3_is_no_go_also_from_the_cache(
+    fake_llm: FakeOpenAIServer,
+    engine_for: Callable[..., JudgeEngine],
+    sqlite_storage: SqliteStorage,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deciding judgment scored below 3: NO-GO though the protocol escalated. A
+    cached entry whose label predates that rule is relabelled on the hit."""
+    fake_llm.script(QUICK, Reply.json(content_answer(2, 2, 2)))
+    fake_llm.script(DEEP, Reply.json(content_answer(2, 3, 2)))
+    keys: list[str] = []
+    put = sqlite_storage.kv_put
+
+    async def remember_key(namespace: str, key: str, value: dict[str, Any]) -> None:
+        keys.append(key)
+        await put(namespace, key, value)
+
+    monkeypatch.setattr(sqlite_storage, "kv_put", remember_key)
+    engine = engine_for(make_config(fake_llm))
+    record = await engine.judge(make_request())
+    assert record.final_decision is Verdict.ESCALATE and record.go_no_go == "NO-GO"
+    (key,) = keys
+    entry = await sqlite_storage.kv_get("verdict-cache", key)
+    assert entry is not None
+    entry["record"]["go_no_go"] = "UNDETERMINED"
+    await put("verdict-cache", key, entry)
+    hit = await engine.judge(make_request())
+    assert hit.calls == [] and hit.final_decision is Verdict.ESCALATE
+    assert hit.go_no_go == "NO-GO"
 
 
 async def test_quick_reject_confirmed_by_deep(
@@ -354,12 +385,14 @@ async def test_timeout_after_retry_fails_open(
 async def test_deep_timeout_never_rejects(
     fake_llm: FakeOpenAIServer, engine_for: Callable[..., JudgeEngine]
 ) -> None:
-    """Quick rejects; deep cannot confirm: undetermined, never reject."""
+    """Quick rejects; deep cannot confirm: undetermined, never reject. The quick judge's
+    scores are still the last that were given, and one is below 3: NO-GO (the timeout
+    neither adds to nor erases that answer)."""
     fake_llm.script(QUICK, Reply.json(REJECT))
     fake_llm.script(DEEP, Reply.slow(10), Reply.slow(10))
     record = await engine_for(make_config(fake_llm, deep_timeout=0.2)).judge(make_request())
     assert record.final_decision is Verdict.UNDETERMINED
-    assert record.go_no_go == "UNDETERMINED"
+    assert record.go_no_go == "NO-GO"
 
 
 async def test_wall_clock_budget_stops_the_protocol(
@@ -743,6 +776,38 @@ async def test_daily_token_budget(
     await engine.judge(make_request())
     refused = await engine.judge(make_request("another\n"))
     assert refused.reason and "tokens today" in refused.reason
+
+
+async def test_daily_budgets_are_per_installation(
+    fake_llm: FakeOpenAIServer, engine_for: Callable[..., JudgeEngine]
+) -> None:
+    """One installation's spent day stops all its repositories and nobody else: not
+    another installation, not the local budget of the CLI and the hook."""
+    fake_llm.default = Reply.json(ACCEPT)
+    engine = engine_for(make_config(fake_llm, daily_call_budget=1))
+    first = await engine.judge(make_request("a\n", installation=1))
+    assert first.final_decision is Verdict.ACCEPT
+    sibling = await engine.judge(make_request("b\n", installation=1, scope="acme/other"))
+    assert sibling.mode == "budget" and sibling.reason
+    assert "model calls today for 'installation:1'" in sibling.reason
+    other = await engine.judge(make_request("b\n", installation=2))
+    local = await engine.judge(make_request("c\n"))
+    assert other.final_decision is Verdict.ACCEPT and local.final_decision is Verdict.ACCEPT
+    assert len(fake_llm.requests) == 3
+
+
+async def test_hourly_throttle_is_per_repository_within_an_installation(
+    fake_llm: FakeOpenAIServer, engine_for: Callable[..., JudgeEngine]
+) -> None:
+    fake_llm.default = Reply.json(ACCEPT)
+    engine = engine_for(make_config(fake_llm, throttle_per_hour=1))
+    assert (await engine.judge(make_request("a\n", installation=1))).mode == "quick"
+    again = await engine.judge(make_request("b\n", installation=1))
+    assert again.mode == "throttled" and again.reason
+    assert "installation:1/repo:acme/widgets" in again.reason
+    # the same repository name under another installation, or judged locally, is free
+    assert (await engine.judge(make_request("b\n", installation=2))).mode == "quick"
+    assert (await engine.judge(make_request("c\n"))).mode == "quick"
 
 
 async def test_truncation_is_recorded_per_tier(

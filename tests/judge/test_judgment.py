@@ -12,10 +12,12 @@ from bot.judge.judgment import (
     Settled,
     admission_refused,
     cacheable,
+    deciding_round,
     escalate_injection,
     four_eyes_refusal,
-    pre_push_label,
+    go_no_go,
     protocol_mode,
+    record_go_no_go,
     refuse_before_models,
     settled_record,
     verdict_record,
@@ -180,23 +182,127 @@ def test_with_unseated_reason(
     assert got == Decision(Verdict.ESCALATE, reason=reason)
 
 
+def scored(tier: Tier, verdict: Verdict, scores: dict[str, float], **extra: Any) -> RoundRecord:
+    """A round that answered: its rubric's verdict and scores (and rubric extras)."""
+    number = {Tier.QUICK: 1, Tier.DEEP: 2, Tier.TIEBREAKER: 3}[tier]
+    return RoundRecord(
+        round=number,
+        judge_tier=tier,
+        model=tier.value,
+        family=tier.value,
+        verdict=verdict,
+        scores=scores,
+        extra=extra,
+    )
+
+
+def kls(s: int, p: int, x: int) -> dict[str, float]:
+    return {"semantic": s, "pragmatic": p, "syntactic": x}
+
+
+def code(c: float, s: float = 0.8, q: float = 0.8, m: float = 0.8) -> dict[str, float]:
+    return {"correctness": c, "scope_adherence": s, "code_quality": q, "completeness": m}
+
+
+def failed(tier: Tier) -> RoundRecord:
+    number = {Tier.QUICK: 1, Tier.DEEP: 2, Tier.TIEBREAKER: 3}[tier]
+    return RoundRecord(round=number, judge_tier=tier, model="m", family="f", error="timeout")
+
+
+Q, D, T = Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER
+ACC, IMP, REJ, ESC, UND = (
+    Verdict.ACCEPT,
+    Verdict.IMPROVE,
+    Verdict.REJECT,
+    Verdict.ESCALATE,
+    Verdict.UNDETERMINED,
+)
+CONTENT, CODE, COMPLETION = RubricName.CONTENT, RubricName.CODE, RubricName.COMPLETION
+PASSED = {"pass": True, "missing_items": [], "questions_for_user": [], "forward_progress": True}
+MISSING = {**PASSED, "missing_items": ["tests"]}
+QUESTIONS = {**PASSED, "pass": False, "questions_for_user": ["which API?"]}
+NO_PROGRESS = {**PASSED, "pass": False, "forward_progress": False}
+
+
 @pytest.mark.parametrize(
-    ("scores", "verdict", "label"),
+    ("rubric", "final", "rounds", "override", "label"),
     [
-        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.IMPROVE, "GO"),
-        ({"semantic": 2, "pragmatic": 4, "syntactic": 4}, Verdict.IMPROVE, "NO-GO"),
-        ({"semantic": 4, "pragmatic": 4, "syntactic": 5}, Verdict.ACCEPT, "GO"),
-        ({"semantic": 1, "pragmatic": 1, "syntactic": 1}, Verdict.REJECT, "NO-GO"),
-        ({"semantic": 3, "pragmatic": 3, "syntactic": 3}, Verdict.ESCALATE, "UNDETERMINED"),
-        ({}, Verdict.UNDETERMINED, "UNDETERMINED"),
+        # content: the deciding judgment's scores, whatever the protocol concluded
+        (CONTENT, ACC, [scored(Q, ACC, kls(4, 4, 5))], None, "GO"),
+        (CONTENT, IMP, [scored(Q, IMP, kls(3, 3, 3))], None, "GO"),  # improve, all >= 3
+        (CONTENT, IMP, [scored(Q, IMP, kls(2, 4, 4))], None, "NO-GO"),
+        (CONTENT, REJ, [scored(Q, REJ, kls(1, 3, 3)), scored(D, REJ, kls(1, 1, 1))], None, "NO-GO"),
+        # both improve, every score below 3: escalate must still block (the bug)
+        (CONTENT, ESC, [scored(Q, IMP, kls(2, 2, 2)), scored(D, IMP, kls(2, 2, 2))], None, "NO-GO"),
+        (CONTENT, ESC, [scored(Q, IMP, kls(3, 3, 3)), scored(D, IMP, kls(3, 3, 4))], None, "GO"),
+        # an accept escalated for injection (or sensitivity) keeps its scores' label
+        (CONTENT, ESC, [scored(Q, ACC, kls(4, 4, 5))], None, "GO"),
+        # a split without a tiebreaker: the deep judge spoke last
+        (CONTENT, ESC, [scored(Q, REJ, kls(1, 3, 3)), scored(D, ACC, kls(4, 4, 4))], None, "GO"),
+        (
+            CONTENT,
+            ESC,
+            [
+                scored(Q, ACC, kls(4, 4, 4)),
+                scored(D, REJ, kls(1, 2, 2)),
+                scored(T, IMP, kls(2, 3, 3)),
+            ],
+            None,
+            "NO-GO",
+        ),
+        # a later round failed: the last round with scores decides
+        (CONTENT, UND, [scored(Q, IMP, kls(2, 3, 3)), failed(D)], None, "NO-GO"),
+        (CONTENT, UND, [scored(Q, ACC, kls(4, 4, 4)), failed(D)], None, "GO"),
+        (
+            CONTENT,
+            UND,
+            [scored(Q, REJ, kls(1, 3, 3)), scored(D, ACC, kls(4, 4, 4)), failed(T)],
+            None,
+            "GO",
+        ),
+        # nobody answered: undetermined; a mechanical hard failure rejects with no rounds
+        (CONTENT, UND, [failed(Q)], None, "UNDETERMINED"),
+        (CONTENT, UND, [], None, "UNDETERMINED"),
+        (CONTENT, REJ, [], None, "NO-GO"),
+        # a human's word is the label; a cancelled override is the judges' again
+        (CONTENT, ACC, [scored(Q, REJ, kls(1, 1, 1))], True, "GO"),
+        (CONTENT, REJ, [scored(Q, ACC, kls(5, 5, 5))], True, "NO-GO"),
+        (
+            CONTENT,
+            ESC,
+            [scored(Q, IMP, kls(2, 2, 2)), scored(D, IMP, kls(2, 2, 2))],
+            False,
+            "NO-GO",
+        ),
+        # code: 0.7 is the bar; a judge that lacks confidence is undetermined
+        (CODE, ACC, [scored(Q, ACC, code(0.8))], None, "GO"),
+        (CODE, IMP, [scored(Q, IMP, code(0.8), issues=[{"severity": "major"}])], None, "GO"),
+        (CODE, IMP, [scored(Q, IMP, code(0.6))], None, "NO-GO"),
+        (CODE, ESC, [scored(Q, IMP, code(0.6)), scored(D, IMP, code(0.5))], None, "NO-GO"),
+        (CODE, ESC, [scored(Q, ESC, code(0.9), confidence="low")], None, "UNDETERMINED"),
+        (CODE, ESC, [scored(Q, ESC, code(0.2), confidence="low")], None, "UNDETERMINED"),
+        (CODE, REJ, [scored(Q, REJ, code(0.2)), scored(D, REJ, code(0.3))], None, "NO-GO"),
+        (CODE, UND, [failed(Q)], None, "UNDETERMINED"),
+        # completion has no scores: its answer's pass (and nothing missing) is GO
+        (COMPLETION, ACC, [scored(Q, ACC, {}, **PASSED)], None, "GO"),
+        (COMPLETION, IMP, [scored(Q, IMP, {}, **MISSING)], None, "NO-GO"),
+        (COMPLETION, ESC, [scored(Q, ESC, {}, **QUESTIONS)], None, "NO-GO"),
+        (COMPLETION, REJ, [scored(Q, REJ, {}, **NO_PROGRESS)], None, "NO-GO"),
+        (COMPLETION, UND, [failed(Q)], None, "UNDETERMINED"),
     ],
 )
-def test_pre_push_label_follows_phase_a_b(
-    scores: dict[str, float], verdict: Verdict, label: str
+def test_go_no_go_table(
+    rubric: RubricName,
+    final: Verdict,
+    rounds: list[RoundRecord],
+    override: bool | None,
+    label: str,
 ) -> None:
-    """GO = every content score >= 3 (seed 000), whatever the average; doubt never blocks."""
-    last = RoundRecord(round=1, judge_tier=Tier.QUICK, model="m", family="f", scores=scores)
-    assert pre_push_label(RubricName.CONTENT, verdict, last) == label
+    """Seed 000: NO-GO when any score of the deciding judgment is below the bar."""
+    assert go_no_go(rubric, final, rounds, human_override=override) == label
+    if rubric is not COMPLETION:
+        # for scored rubrics "the last round that answered" is the last one with scores
+        assert deciding_round(rounds) == next((r for r in reversed(rounds) if r.scores), None)
 
 
 BASE: dict[str, Any] = {
@@ -244,6 +350,18 @@ def test_verdict_record_headlines_the_last_round() -> None:
     assert record.previous_rounds == rounds and record.go_no_go == "GO"
     assert not record.models_not_run
     assert cacheable(record)
+
+
+def test_an_escalate_scored_below_3_is_no_go_in_the_record() -> None:
+    """Two judges scoring every dimension 2 escalate; the record says NO-GO, and a label
+    written under the old rule (UNDETERMINED) is not what `record_go_no_go` reads."""
+    rounds = [scored(Q, IMP, kls(2, 2, 2)), scored(D, IMP, kls(2, 2, 2))]
+    record = verdict_record(
+        BASE, Decision(Verdict.ESCALATE), mode=protocol_mode(rounds), rounds=rounds
+    )
+    assert record.final_decision is Verdict.ESCALATE and record.go_no_go == "NO-GO"
+    stale = record.model_copy(update={"go_no_go": "UNDETERMINED"})
+    assert record_go_no_go(stale) == "NO-GO"
 
 
 def test_settled_record_has_no_rounds() -> None:

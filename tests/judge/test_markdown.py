@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.judge.markdown import anchors, links, slug
+from bot.judge.markdown import anchors, links, shown_lines, slug, unfenced_lines
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,31 @@ def test_link_extraction_forms() -> None:
         (4, "six.md"),
         (4, "seven_(v2).md"),
     ]
+
+
+def test_a_backtick_in_the_info_string_opens_no_fence() -> None:
+    """GitHub: a backtick fence's info string may not contain a backtick, so ```x` is
+    text and the ``` after it opens the block."""
+    text = "```x`\n```\ncode\n```\nprose"
+    assert list(unfenced_lines(text)) == [(1, "```x`"), (5, "prose")]
+    assert list(unfenced_lines("~~~x`\ncode\n~~~\nprose")) == [(4, "prose")]
+
+
+def test_shown_lines_leave_out_comments_quotes_and_code() -> None:
+    text = (
+        "Intro <!-- hidden --> text\n"  # 1: the comment is cut out of the line
+        "<!--\n"  # 2-4: a comment block
+        "/judge override accept\n"
+        "-->\n"
+        "> quoted\n"  # 5: a quote
+        "lazy\n"  # 6: still inside the quote
+        "\n"
+        "```\n"  # 8-10: a fence
+        "/judge rerun\n"
+        "```\n"
+        "after <!-- open\n"  # 11: a comment opened inside a paragraph
+        "hidden\n"
+        "closed --> tail\n"  # 13: the rest of the line is mid-paragraph, not a line start
+        "last"
+    )
+    assert list(shown_lines(text)) == [(1, "Intro  text"), (11, "after "), (14, "last")]

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
+import re
+import signal
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +27,10 @@ from bot.judge.pre_push import (
     hook_script,
     is_watched,
     parse_push_lines,
+    path_glob,
     skip_requested,
 )
-from bot.judge.records import RubricName, Verdict, VerdictRecord
+from bot.judge.records import RoundRecord, RubricName, Tier, Verdict, VerdictRecord
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -99,6 +106,81 @@ def test_glob_semantics(pattern: str, path: str, expected: bool) -> None:
     assert is_watched(path, [pattern]) is expected
 
 
+def _backtracking_regex(pattern: str) -> re.Pattern[str]:
+    """The translation `path_glob` replaced, kept as the reference for its semantics."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def test_glob_agrees_with_the_regex_translation_on_random_inputs() -> None:
+    """Short random patterns and paths over the characters that matter (`/`, a newline,
+    regex metacharacters), where the old regex is still quick: the same answer."""
+    rng = random.Random(20260215)
+    pattern_parts = ["a", "b", "/", ".", "\n", "[", "\\", "*", "**", "**/", "?"]
+    path_chars = "ab/.\n["
+    for _ in range(20000):
+        pattern = "".join(rng.choice(pattern_parts) for _ in range(rng.randint(0, 7)))
+        path = "".join(rng.choice(path_chars) for _ in range(rng.randint(0, 10)))
+        expected = _backtracking_regex(pattern).fullmatch(path) is not None
+        assert path_glob(pattern).fullmatch(path) is expected, (pattern, path)
+
+
+class _TooSlow(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Fail instead of hanging: SIGALRM interrupts even a regex stuck backtracking."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise _TooSlow(f"took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        ("*a" * 30 + "b", "a" * 5000, False),
+        ("*a" * 30, "a" * 5000, True),
+        ("*?" * 30 + "b", "a" * 5000, False),
+        ("**" * 30 + "b", "a/" * 2500, False),
+        ("**/" * 30 + "x", "a/" * 3000 + "y", False),
+        ("research/**/" + "*a" * 20 + ".md", "research/" + "a/" * 500 + "a" * 3000, False),
+    ],
+)
+def test_hostile_glob_is_linear(pattern: str, path: str, expected: bool) -> None:
+    """Patterns whose regex translation backtracks for minutes on these paths."""
+    started = time.perf_counter()
+    with _time_limit(10):
+        assert is_watched(path, [pattern]) is expected
+    assert time.perf_counter() - started < 5
+
+
 def _commit(
     author: str = "Human", email: str = "h@example.com", committer: str = "Human"
 ) -> Commit:
@@ -145,6 +227,23 @@ def _record(go: str) -> VerdictRecord:
 )
 def test_hook_exit_code(mode: str, labels: list[str], code: int) -> None:
     assert hook_exit_code(mode, [_record(label) for label in labels]) == code
+
+
+def test_hook_blocks_on_the_deciding_scores_not_on_a_stored_label() -> None:
+    """Both judges scored below 3 and escalated: NO-GO blocks, whatever label the record
+    carried (a cached record may hold one written under an older rule)."""
+    low = {"semantic": 2, "pragmatic": 2, "syntactic": 2}
+    rounds = [
+        RoundRecord(
+            round=n, judge_tier=t, model="m", family=t.value, verdict=Verdict.IMPROVE, scores=low
+        )
+        for n, t in ((1, Tier.QUICK), (2, Tier.DEEP))
+    ]
+    escalated = _record("UNDETERMINED").model_copy(
+        update={"previous_rounds": rounds, "final_decision": Verdict.ESCALATE}
+    )
+    assert hook_exit_code("blocking", [escalated]) == BLOCK_EXIT
+    assert hook_exit_code("advisory", [escalated]) == 0
 
 
 def test_skip_requested() -> None:
@@ -384,6 +483,24 @@ async def test_blocking_mode_passes_go(fake_llm: FakeOpenAIServer, repo: Repo) -
     assert code == 0, err
     assert "[judge] GO refs/heads/main" in err
     assert await repo.remote_has(sha)
+
+
+async def test_blocking_mode_blocks_an_escalate_scored_below_3(
+    fake_llm: FakeOpenAIServer, repo: Repo
+) -> None:
+    """Seed 000: any score below 3 is NO-GO. Both judges ask for improvements with every
+    score at 2, the protocol escalates to a human, and the push is still blocked."""
+    low = {"scores": {"semantic": 2, "pragmatic": 2, "syntactic": 2}, "reasoning": "thin"}
+    fake_llm.script(QUICK, Reply.json(low))
+    fake_llm.script(DEEP, Reply.json(low))
+    sha = await repo.commit({"research/signal.md": BAD_DOC})
+    env = judge_env(fake_llm, JUDGE_MODE="blocking")
+    code, _, err = await repo.git("push", "-q", "origin", "main", env=env)
+    assert code != 0
+    assert "[judge] NO-GO refs/heads/main (escalate)" in err and "[judge] BLOCKED" in err
+    assert not await repo.remote_has(sha)
+    (record,) = await repo.stored()
+    assert record.final_decision is Verdict.ESCALATE and record.go_no_go == "NO-GO"
 
 
 async def test_skip_bypasses_the_judge(fake_llm: FakeOpenAIServer, repo: Repo) -> None:
