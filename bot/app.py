@@ -116,6 +116,7 @@ def _worker_pool(
                 metrics,
                 policy=policy,
                 lease_seconds=settings.lease_seconds,
+                max_run_seconds=settings.max_run_seconds,
                 poll_interval=settings.poll_interval,
                 clock=clock,
             )
@@ -160,6 +161,7 @@ def _services_ctx(
                 graphql_url=settings.graphql_url,
                 policy=RetryPolicy(write_interval=settings.write_interval),
                 on_response=metrics.observe_github_response,
+                on_pause=metrics.observe_github_pause,
             )
         if client is not None:
             config = judge_config if judge_config is not None else JudgeConfig()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -15,41 +16,46 @@ __all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.received = Counter(
+        self.received = self._counter(
             "judge_deliveries_received",
             "Webhook deliveries accepted and stored, by event.",
-            ["event"],
-            registry=self.registry,
+            "event",
         )
-        self.duplicates = Counter(
+        self.duplicates = self._counter(
             "judge_deliveries_duplicate",
             "Webhook deliveries whose id was already stored (redeliveries), by event.",
-            ["event"],
-            registry=self.registry,
+            "event",
         )
-        self.rejected = Counter(
+        self.rejected = self._counter(
             "judge_deliveries_rejected",
             "Webhook requests refused before storage, by reason.",
-            ["reason"],
-            registry=self.registry,
+            "reason",
         )
-        self.processed = Counter(
+        self.processed = self._counter(
             "judge_deliveries_processed",
             "Deliveries whose handlers all completed, by event.",
-            ["event"],
-            registry=self.registry,
+            "event",
         )
-        self.retried = Counter(
+        self.retried = self._counter(
             "judge_deliveries_retried",
             "Failed delivery attempts scheduled for another try, by event.",
-            ["event"],
-            registry=self.registry,
+            "event",
         )
-        self.failed = Counter(
+        self.failed = self._counter(
             "judge_deliveries_failed",
             "Deliveries parked as failed after their last attempt, by event.",
-            ["event"],
-            registry=self.registry,
+            "event",
+        )
+        self.deferred = self._counter(
+            "judge_deliveries_deferred",
+            "Deliveries put back until GitHub's rate-limit reset, no attempt used, by event.",
+            "event",
+        )
+        self.lease_lost = self._counter(
+            "judge_deliveries_lease_lost",
+            "Deliveries whose lease another worker took over while their handlers ran "
+            "(this worker stalled past it); the handlers were stopped, by event.",
+            "event",
         )
         self.queue_depth = Gauge(
             "judge_delivery_queue_depth",
@@ -76,6 +82,21 @@ class Metrics:
             ["resource"],
             registry=self.registry,
         )
+        self.github_pauses = self._counter(
+            "judge_github_rate_limit_pauses",
+            "Rate-limit pauses begun or lengthened, during which nothing is sent to GitHub for "
+            "the installation (scope installation) or for the App's own JWT calls (scope app).",
+            "scope",
+        )
+
+    def _counter(self, name: str, documentation: str, label: str) -> Counter:
+        return Counter(name, documentation, [label], registry=self.registry)
+
+    def observe_github_pause(self, installation_id: int | None, until: datetime) -> None:
+        """A `GitHubApp` `on_pause` hook: GitHub's rate limit paused an installation or the App."""
+        del until
+        scope = "app" if installation_id is None else "installation"
+        self.github_pauses.labels(scope=scope).inc()
 
     def observe_github_response(
         self, method: str, url: str, status: int, headers: Mapping[str, str]

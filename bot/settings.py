@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.intake.worker import DEFAULT_MAX_RUN_SECONDS
 from bot.judge.config import JudgeConfig
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -53,7 +54,12 @@ class Settings(BaseSettings):
     # Delivery processing. Defaults suit one small instance; the names are ours (JUDGE_*).
     workers: Annotated[int, Field(ge=1, le=64)] = Field(default=4, alias="JUDGE_WORKERS")
     max_attempts: Annotated[int, Field(ge=1, le=50)] = Field(default=5, alias="JUDGE_MAX_ATTEMPTS")
-    lease_seconds: Annotated[float, Field(gt=0)] = Field(default=300.0, alias="JUDGE_LEASE_SECONDS")
+    # Short, because it is how long a dead process's delivery waits (its check run showing
+    # "in progress"); a live worker renews it every third of it, however long a judgment takes.
+    lease_seconds: Annotated[float, Field(gt=0)] = Field(default=30.0, alias="JUDGE_LEASE_SECONDS")
+    max_run_seconds: Annotated[float, Field(gt=0)] = Field(
+        default=DEFAULT_MAX_RUN_SECONDS, alias="JUDGE_MAX_RUN_SECONDS"
+    )
     poll_interval: Annotated[float, Field(gt=0)] = Field(default=1.0, alias="JUDGE_POLL_INTERVAL")
     retry_base_seconds: Annotated[float, Field(ge=0)] = Field(
         default=2.0, alias="JUDGE_RETRY_BASE_SECONDS"

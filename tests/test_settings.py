@@ -30,6 +30,8 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "GITHUB_API_URL",
         "GITHUB_GRAPHQL_URL",
         "DATABASE_URL",
+        "JUDGE_LEASE_SECONDS",
+        "JUDGE_MAX_RUN_SECONDS",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -58,6 +60,21 @@ def test_defaults_follow_probot() -> None:
 def test_graphql_url_is_derived(api: str, graphql: str) -> None:
     assert derive_graphql_url(api) == graphql
     assert load_settings(GITHUB_API_URL=api).graphql_url == graphql
+
+
+def test_delivery_lease_defaults_recover_a_crash_within_half_a_minute() -> None:
+    """A crashed process's delivery waits out at most the lease (renewed by a heartbeat while
+    its handler runs); a handler is stopped only after the far longer maximum run time."""
+    settings = load_settings()
+    assert settings.lease_seconds == 30.0
+    assert settings.max_run_seconds == 3600.0
+
+
+def test_delivery_lease_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUDGE_LEASE_SECONDS", "3")
+    monkeypatch.setenv("JUDGE_MAX_RUN_SECONDS", "900")
+    settings = load_settings()
+    assert (settings.lease_seconds, settings.max_run_seconds) == (3.0, 900.0)
 
 
 def test_explicit_graphql_url_wins() -> None:
@@ -97,6 +114,9 @@ def test_private_key_with_escaped_newlines(github_keypair: Any) -> None:
         ({"WEBHOOK_PATH": "hooks"}, "WEBHOOK_PATH"),
         ({"GITHUB_API_URL": "api.github.com"}, "GITHUB_API_URL"),
         ({"DATABASE_URL": "mysql://x"}, "DATABASE_URL"),
+        ({"JUDGE_LEASE_SECONDS": "0"}, "JUDGE_LEASE_SECONDS"),
+        ({"JUDGE_MAX_RUN_SECONDS": "-1"}, "JUDGE_MAX_RUN_SECONDS"),
+        ({"JUDGE_MAX_RUN_SECONDS": "soon"}, "JUDGE_MAX_RUN_SECONDS"),
         ({"APP_ID": "abc", "PRIVATE_KEY": "k", "WEBHOOK_SECRET": "s"}, "APP_ID"),
         ({"APP_ID": "1", "WEBHOOK_SECRET": SECRET_VALUE}, "PRIVATE_KEY"),
         ({"APP_ID": "1", "PRIVATE_KEY": "not a key"}, "WEBHOOK_SECRET"),

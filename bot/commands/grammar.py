@@ -7,9 +7,12 @@ Grammar (one command per comment; the first `/judge` line wins):
     /judge help
 
 The line must start with the word `/judge` (case-insensitive, up to three spaces of
-indentation). Lines inside fenced code blocks, quoted (`>`) lines and lines indented
-as code (four spaces or a tab) are ignored, so quoting or documenting a command never
-runs it. Any other `/judge ...` line is an `invalid` command, answered with help.
+indentation). Only a command a person sees as one counts, so quoting, documenting or
+hiding a command never runs it: lines inside fenced code blocks, quoted (`>`) lines
+and the lazy continuation lines GitHub draws inside the quote, lines inside HTML
+comments (`<!-- ... -->`, across lines too) and lines indented as code (four spaces or
+a tab) are ignored (`bot.judge.markdown.shown_lines` decides what is shown). Any other
+`/judge ...` line is an `invalid` command, answered with help.
 Who may run what is `bot.commands.policy`; what a command then does is `bot.commands.plan`.
 """
 
@@ -19,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.gfm import one_line
-from bot.judge.markdown import unfenced_lines
+from bot.gfm import cell, one_line
+from bot.judge.markdown import shown_lines
 from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP
 
 CommandKind = Literal["override", "rerun", "help", "invalid"]
@@ -46,12 +49,8 @@ class Command:
 
 
 def _command_lines(body: str) -> list[str]:
-    """Lines that could carry a command: outside fences, not quoted, not code."""
-    return [
-        line
-        for _, line in unfenced_lines(body)
-        if not line.lstrip().startswith(">") and not line.startswith(("    ", "\t"))
-    ]
+    """Lines that could carry a command: shown on GitHub as text, not indented code."""
+    return [line for _, line in shown_lines(body) if not line.startswith(("    ", "\t"))]
 
 
 def _parse_words(words: list[str], raw: str) -> Command:
@@ -74,7 +73,8 @@ def _parse_words(words: list[str], raw: str) -> Command:
         return Command(
             "invalid", raw=raw, problem="override needs exactly one of accept, reject, cancel"
         )
-    return Command("invalid", raw=raw, problem=f"unknown subcommand {one_line(head, 30)!r}")
+    # The problem is shown as prose in the reply: the commenter's word is escaped.
+    return Command("invalid", raw=raw, problem=f"unknown subcommand '{cell(head, 30)}'")
 
 
 def parse_command(body: str) -> Command | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from bot.commands.grammar import Command
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.conclusion import conclusion_for
+from bot.judging.conclusion import Cause, conclusion_for, run_conclusion
 
 
 @dataclass(frozen=True)
@@ -19,12 +19,15 @@ class OverrideOutcome:
     human_override: bool | None
 
 
-def override_outcome(command: Command, judged_verdict: Verdict, mode: Mode) -> OverrideOutcome:
+def override_outcome(
+    command: Command, judged_verdict: Verdict, mode: Mode, cause: Cause = Cause.JUDGES
+) -> OverrideOutcome:
     """Accept and reject replace the judges' verdict (the conclusion still follows the
-    mode: a human reject fails only in blocking mode); cancel restores it."""
+    mode: a human reject fails only in blocking mode); cancel restores it, with the
+    conclusion the judges' run had (`cause`: a refusal is not a pass in blocking mode)."""
     if command.kind != "override" or command.action is None:
         raise ValueError("override_outcome needs an override command")
     if command.action == "cancel":
-        return OverrideOutcome(judged_verdict, conclusion_for(judged_verdict, mode), None)
+        return OverrideOutcome(judged_verdict, run_conclusion(judged_verdict, mode, cause), None)
     verdict = Verdict.ACCEPT if command.action == "accept" else Verdict.REJECT
     return OverrideOutcome(verdict, conclusion_for(verdict, mode), True)

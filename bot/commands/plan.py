@@ -25,6 +25,7 @@ from bot.judge.config import Mode
 from bot.judge.judgment import record_go_no_go
 from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.check_run import CheckRunOutput, render_check_run, render_override
+from bot.judging.conclusion import run_cause
 from bot.judging.four_eyes import Actor, AuthorizationFacts
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
@@ -145,7 +146,7 @@ def plan_override(command: Command, actor: Actor, state: ShaState, now: datetime
     disagreement issue; cancel brings the judges' verdict back. Either is audited."""
     judged = Verdict(str(state.verdict))
     mode = state.mode or Mode.ADVISORY
-    outcome = override_outcome(command, judged, mode)
+    outcome = override_outcome(command, judged, mode, run_cause(state.records))
     target = state.judged_target("command.override")
     assert target is not None, "an overridable state always carries its target"
     record = override_record(state.records[-1], outcome.final_verdict, actor.login, command, now)

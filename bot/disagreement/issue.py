@@ -22,6 +22,7 @@ from bot.gfm import (
     bullet_untrusted,
     cell,
     code,
+    code_cell,
     finish,
     fit_blocks,
     one_line,
@@ -114,7 +115,7 @@ def _comparison_tables(records: Sequence[VerdictRecord]) -> list[str]:
                         label,
                         str(view.round),
                         view.tier.value,
-                        code(view.model, 80),
+                        code_cell(view.model, 80),
                         *(format_score(view.scores.get(d)) for d in dims),
                         format_score(view.average),
                         round_verdict_cell(view),
@@ -149,7 +150,7 @@ def _judge_blocks(records: Sequence[VerdictRecord]) -> list[str]:
         for view in rounds_of(record):
             parts = [
                 f"#### {label} · round {view.round} · {view.tier.value} · "
-                f"{code(view.model, 80)} · {round_verdict_cell(view)}"
+                f"{code_cell(view.model, 80)} · {round_verdict_cell(view)}"
             ]
             if view.reasoning:
                 parts.append(quote_untrusted(view.reasoning, REASONING_LIMIT))

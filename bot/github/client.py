@@ -4,7 +4,17 @@ Exceptions::
 
     GitHubClientError
      ├── RateLimitExceeded     GitHub asked us to wait longer than we may, or kept refusing
+     │    └── RateLimited      ...so this installation (or the App) is paused until reset_at
      └── GitHubUnavailable     the connection kept failing after every retry
+
+Rate limits are remembered per installation, and for the App's own JWT calls, in the
+`GitHubApp` every client shares (`RateLimitPauses`). A refusal (403/429 with Retry-After, a used-up
+x-ratelimit-remaining, or a secondary limit) pauses that installation until GitHub's reset. While
+it is paused no request for it is sent: a short pause is waited out, a longer one raises
+`RateLimited` at once, so the caller (the delivery worker) can put its work off until the reset
+instead of failing it. Other installations are not affected. Pauses are per installation, not per
+rate-limit resource (core, search, graphql): a used-up resource pauses all of the installation's
+calls, which costs little and keeps this simple.
 
 A 5xx that outlasts every retry is handed back to gidgethub, which raises its own
 `gidgethub.GitHubBroken`; other 4xx answers surface as gidgethub's usual `HTTPException`s.
@@ -22,7 +32,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -41,6 +51,8 @@ RETRYABLE_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 
 ResponseHook = Callable[[str, str, int, Mapping[str, str]], None]
 AuthorizationSource = Callable[[], Awaitable[str]]
+# Called with the installation id (None: the App) and the end of each new or longer pause.
+PauseHook = Callable[[int | None, datetime], None]
 
 
 class GitHubClientError(Exception):
@@ -49,6 +61,21 @@ class GitHubClientError(Exception):
 
 class RateLimitExceeded(GitHubClientError):
     """GitHub's rate limit would need a longer wait than allowed, or retries ran out."""
+
+
+class RateLimited(RateLimitExceeded):
+    """GitHub asks an installation (None: the App itself) to make no call before `reset_at`.
+
+    Raised by the request that was refused and then, without any request, by every call for
+    that installation until the reset. Work that needs GitHub waits for `reset_at`: the
+    condition is GitHub's and passes by itself, so it is no failure of the work."""
+
+    def __init__(self, installation_id: int | None, reset_at: datetime, request: str = "") -> None:
+        who = "the App" if installation_id is None else f"installation {installation_id}"
+        text = f"GitHub's rate limit pauses {who} until {reset_at.isoformat()}"
+        super().__init__(f"{request}: {text}" if request else text)
+        self.installation_id = installation_id
+        self.reset_at = reset_at
 
 
 class GitHubUnavailable(GitHubClientError):
@@ -75,7 +102,9 @@ class RetryPolicy:
     max_attempts: int = 5  # per request, for 5xx answers and connection failures
     backoff_base: float = 0.5
     backoff_cap: float = 8.0
-    max_rate_limit_wait: float = 300.0
+    # Longer pauses are not slept through in a request: the caller is told (RateLimited) and
+    # puts its work off, which frees the delivery worker for other installations' work.
+    max_rate_limit_wait: float = 30.0
     max_rate_limit_retries: int = 3
     # GitHub: "if you hit a secondary rate limit without retry-after, wait at least a minute".
     secondary_limit_wait: float = 60.0
@@ -87,6 +116,36 @@ def backoff_delay(failures: int, policy: RetryPolicy) -> float:
     return float(min(policy.backoff_cap, policy.backoff_base * 2 ** (failures - 1)))
 
 
+def rate_limit_until(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: datetime,
+    policy: RetryPolicy,
+) -> datetime | None:
+    """When GitHub lets us call again after this answer, or None if it is no rate-limit answer.
+    Never before `now`."""
+    if status not in RATE_LIMIT_STATUSES:
+        return None
+    secondary = now + timedelta(seconds=policy.secondary_limit_wait)
+    retry_after = headers.get("retry-after")
+    if retry_after is not None:
+        try:
+            return now + timedelta(seconds=max(0.0, float(retry_after)))
+        except (ValueError, OverflowError):
+            return secondary
+    if headers.get("x-ratelimit-remaining") == "0":
+        try:
+            reset = datetime.fromtimestamp(float(headers["x-ratelimit-reset"]), UTC)
+        except (KeyError, ValueError, OverflowError, OSError):
+            return secondary
+        return max(now, reset)
+    if status == 429 or b"secondary rate limit" in body.lower():
+        return secondary
+    # A plain 403 is a permission answer; retrying would not change it.
+    return None
+
+
 def rate_limit_delay(
     status: int,
     headers: Mapping[str, str],
@@ -95,24 +154,51 @@ def rate_limit_delay(
     policy: RetryPolicy,
 ) -> float | None:
     """Seconds GitHub asks us to wait before retrying, or None if this is no rate-limit answer."""
-    if status not in RATE_LIMIT_STATUSES:
+    until = rate_limit_until(status, headers, body, now, policy)
+    return None if until is None else (until - now).total_seconds()
+
+
+def wait_before_sending(until: datetime | None, now: datetime, policy: RetryPolicy) -> float | None:
+    """Seconds to wait before sending while paused until `until` (0: send now), or None:
+    refuse, the pause is longer than `max_rate_limit_wait`."""
+    if until is None:
+        return 0.0
+    remaining = (until - now).total_seconds()
+    if remaining <= 0:
+        return 0.0
+    if remaining > policy.max_rate_limit_wait:
         return None
-    retry_after = headers.get("retry-after")
-    if retry_after is not None:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            return policy.secondary_limit_wait
-    if headers.get("x-ratelimit-remaining") == "0":
-        try:
-            reset = float(headers["x-ratelimit-reset"])
-        except (KeyError, ValueError):
-            return policy.secondary_limit_wait
-        return max(0.0, reset - now.timestamp())
-    if status == 429 or b"secondary rate limit" in body.lower():
-        return policy.secondary_limit_wait
-    # A plain 403 is a permission answer; retrying would not change it.
-    return None
+    return remaining
+
+
+class RateLimitPauses:
+    """Until when each installation (None: the App's own JWT calls) must not call GitHub.
+
+    One per `GitHubApp`, shared by all its clients. Bounded like the token cache: a pause that
+    falls out early costs one refused request, which puts it back.
+    """
+
+    def __init__(self, maxsize: int = 1024, on_pause: PauseHook | None = None) -> None:
+        self._until: LRUCache[int | None, datetime] = LRUCache(maxsize=maxsize)
+        self._on_pause = on_pause
+
+    def until(self, installation_id: int | None, now: datetime) -> datetime | None:
+        """The end of the installation's pause, or None if it may call GitHub now."""
+        until = self._until.get(installation_id)
+        if until is not None and until <= now:
+            del self._until[installation_id]
+            return None
+        return until
+
+    def pause(self, installation_id: int | None, until: datetime) -> datetime:
+        """Pause until `until`, unless a longer pause is already in place; returns its end."""
+        current = self._until.get(installation_id)
+        if current is not None and current >= until:
+            return current
+        self._until[installation_id] = until
+        if self._on_pause is not None:
+            self._on_pause(installation_id, until)
+        return until
 
 
 class WritePacer:
@@ -162,6 +248,8 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         pacer: WritePacer | None = None,
         on_response: ResponseHook | None = None,
         on_unauthorized: Callable[[], None] | None = None,
+        installation_id: int | None = None,
+        pauses: RateLimitPauses | None = None,
     ) -> None:
         super().__init__(session, requester, base_url=base_url)
         self.graphql_url = graphql_url or graphql_url_for(base_url)
@@ -171,6 +259,9 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         self._timing = timing or Timing()
         self._pacer = pacer
         self._on_response = on_response
+        # Whose rate limit this client spends: an installation's, or (None) the App's.
+        self.installation_id = installation_id
+        self._pauses = pauses if pauses is not None else RateLimitPauses()
 
     async def sleep(self, seconds: float) -> None:
         await self._timing.sleep(seconds)
@@ -195,6 +286,7 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         rate_limited = 0
         reauthorised = False
         while True:
+            await self._respect_pause(method, url)
             send_headers = dict(headers)
             if self._authorization is not None and "authorization" not in send_headers:
                 send_headers["authorization"] = await self._authorization()
@@ -221,25 +313,11 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                 reauthorised = True
                 self._on_unauthorized()
                 continue
-            wait = rate_limit_delay(status, resp_headers, data, self._timing.now(), policy)
-            if wait is not None:
+            until = rate_limit_until(status, resp_headers, data, self._timing.now(), policy)
+            if until is not None:
                 rate_limited += 1
-                if wait > policy.max_rate_limit_wait:
-                    raise RateLimitExceeded(
-                        f"{_describe(method, url)}: GitHub asks to wait {wait:.0f}s, "
-                        f"more than the allowed {policy.max_rate_limit_wait:.0f}s"
-                    )
-                if rate_limited > policy.max_rate_limit_retries:
-                    raise RateLimitExceeded(
-                        f"{_describe(method, url)}: still rate limited after "
-                        f"{policy.max_rate_limit_retries} waits"
-                    )
-                log.warning(
-                    "github rate limit, waiting",
-                    extra={"request": _describe(method, url), "status": status, "delay": wait},
-                )
-                await self._timing.sleep(wait)
-                continue
+                self._pause(method, url, status, until, rate_limited)
+                continue  # the pause is waited out, or refused, before the next send
             if status in RETRYABLE_SERVER_STATUSES:
                 failures += 1
                 if failures < policy.max_attempts:
@@ -251,6 +329,47 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                     await self._timing.sleep(delay)
                     continue
             return status, resp_headers, data
+
+    async def _respect_pause(self, method: str, url: str) -> None:
+        """Send nothing while this client's installation is paused: wait a short pause out,
+        refuse a long one with RateLimited."""
+        while True:
+            now = self._timing.now()
+            until = self._pauses.until(self.installation_id, now)
+            if until is None:
+                return
+            wait = wait_before_sending(until, now, self._policy)
+            if wait is None:
+                raise RateLimited(self.installation_id, until, _describe(method, url))
+            if wait <= 0:
+                return
+            # Looping, not returning: another request may have lengthened the pause meanwhile.
+            await self._timing.sleep(wait)
+
+    def _pause(
+        self, method: str, url: str, status: int, until: datetime, rate_limited: int
+    ) -> None:
+        policy = self._policy
+        if rate_limited > policy.max_rate_limit_retries:
+            # GitHub refuses again after every wait: stop for a while rather than loop.
+            floor = self._timing.now() + timedelta(seconds=policy.secondary_limit_wait)
+            end = self._pauses.pause(self.installation_id, max(until, floor))
+            raise RateLimited(
+                self.installation_id,
+                end,
+                f"{_describe(method, url)}: still rate limited after "
+                f"{policy.max_rate_limit_retries} waits",
+            )
+        end = self._pauses.pause(self.installation_id, until)
+        log.warning(
+            "github rate limit: pausing until %s",
+            end.isoformat(),
+            extra={
+                "request": _describe(method, url),
+                "status": status,
+                "installation": self.installation_id,
+            },
+        )
 
 
 def graphql_url_for(api_url: str) -> str:
@@ -286,8 +405,10 @@ class GitHubApp:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     timing: Timing = field(default_factory=Timing)
     on_response: ResponseHook | None = None
+    on_pause: PauseHook | None = None
     cache_size: int = 1024
     tokens: InstallationTokenCache = field(init=False, repr=False)
+    pauses: RateLimitPauses = field(init=False, repr=False)
     _pacers: LRUCache[int, WritePacer] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -298,12 +419,14 @@ class GitHubApp:
             self._fetch_token, clock=self.timing.now, maxsize=self.cache_size
         )
         self._pacers = LRUCache(maxsize=self.cache_size)
+        self.pauses = RateLimitPauses(self.cache_size, self.on_pause)
 
     def _client(
         self,
         authorization: AuthorizationSource,
         pacer: WritePacer | None,
         on_unauthorized: Callable[[], None] | None = None,
+        installation_id: int | None = None,
     ) -> GitHubClient:
         return GitHubClient(
             self.session,
@@ -316,6 +439,8 @@ class GitHubApp:
             pacer=pacer,
             on_response=self.on_response,
             on_unauthorized=on_unauthorized,
+            installation_id=installation_id,
+            pauses=self.pauses,
         )
 
     async def _app_authorization(self) -> str:
@@ -334,7 +459,14 @@ class GitHubApp:
         return pacer
 
     async def installation_client(self, installation_id: int) -> GitHubClient:
-        """A client acting as one installation; its token is refreshed as needed."""
+        """A client acting as one installation; its token is refreshed as needed.
+
+        Raises RateLimited while the installation is paused for longer than a request may
+        wait, so a paused installation costs not even a token request."""
+        now = self.timing.now()
+        until = self.pauses.until(installation_id, now)
+        if until is not None and wait_before_sending(until, now, self.policy) is None:
+            raise RateLimited(installation_id, until)
         await self.tokens.get(installation_id)  # fail here, not on the first call, if we cannot
 
         async def authorization() -> str:
@@ -343,7 +475,9 @@ class GitHubApp:
         def unauthorized() -> None:
             self.tokens.invalidate(installation_id)
 
-        return self._client(authorization, self._pacer(installation_id), unauthorized)
+        return self._client(
+            authorization, self._pacer(installation_id), unauthorized, installation_id
+        )
 
     async def graphql(self, installation_id: int, query: str, **variables: Any) -> dict[str, Any]:
         """Run a GraphQL query as the installation and return its `data`."""

@@ -3,7 +3,8 @@
 gidgethub's `Router.dispatch` runs callbacks in no fixed order and stops at the first
 exception, so one broken feature would starve the others and a retry would repeat the
 ones that had already acted. Here every handler runs; each success is remembered per
-delivery (storage kv), and only the handlers that failed run again on a retry.
+delivery (storage kv), and only the handlers that failed run again on a retry, or when a
+delivery put off for GitHub's rate limit (`RateLimited`) runs again after the reset.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
+from bot.github.client import RateLimited
 from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
 
@@ -98,6 +100,12 @@ class Dispatcher:
                 continue
             try:
                 await callback(event, context)
+            except RateLimited as exc:
+                # Routine while GitHub pauses the installation (the worker defers the
+                # delivery); a traceback per delivery would only bury real failures.
+                failures[name] = exc
+                log.info("handler %s waits for GitHub: %s", name, exc, extra=context.log_extra())
+                continue
             except Exception as exc:
                 failures[name] = exc
                 log.warning(

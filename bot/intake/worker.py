@@ -1,12 +1,22 @@
 """Delivery workers: claim stored deliveries, dispatch them, retry with backoff, park failures.
 
     storage --claim (lease)--> Worker --dispatch--> handlers (one router per feature)
-        ^                        |
-        +-- done / retry_at / failed (parked, never lost, never looping)
+        ^                        |   renews the lease every heartbeat while they run
+        +-- done / deferred to GitHub's reset / retry_at / failed (parked, never looping)
 
-A worker that dies mid-delivery leaves its lease behind; when the lease expires another
-worker (or this process after a restart) claims the delivery again. Each handler's success
-is remembered per delivery, so a retried delivery does not repeat handlers that finished.
+Leases. A claim leases a delivery for `lease_seconds`. While its handlers run, the worker renews
+the lease every `heartbeat_seconds` (a third of the lease unless set), so a long judgment keeps
+its delivery for as long as its process lives, and the delivery of a process that died is
+claimed again (by another worker, or by this process after a restart) within one lease. A
+renewal that finds the lease taken over means this worker stalled past it: its handlers are
+cancelled, so the new owner runs them and nobody finishes the delivery twice. Only
+`max_run_seconds`, far longer than a lease, stops handlers that are merely slow.
+
+Failures. `settle_failure` (pure) decides. GitHub's rate limit (`RateLimited`) is no failure of
+the delivery: it goes back to pending, due at GitHub's reset, with its attempt given back, so a
+used-up rate limit never parks work. Any other failure is retried with capped exponential
+backoff and parked after `max_attempts`. Each handler's success is remembered per delivery
+(see `dispatch`), so a retried or deferred delivery does not repeat handlers that finished.
 """
 
 from __future__ import annotations
@@ -19,13 +29,20 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from bot.github.client import RateLimited
+from bot.intake.dispatch import HandlerFailures
 from bot.metrics import Metrics
 from bot.storage.base import Delivery, Storage
 
 log = logging.getLogger(__name__)
 
 Dispatch = Callable[[Delivery], Awaitable[None]]
+
+# Generous: a judgment of many files with escalation takes minutes, not an hour. It exists
+# because the heartbeat would otherwise keep a hung handler's delivery forever.
+DEFAULT_MAX_RUN_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +63,65 @@ def next_attempt_at(policy: RetryPolicy, attempts: int, now: datetime) -> dateti
     return now + timedelta(seconds=delay)
 
 
+@dataclass(frozen=True, slots=True)
+class Defer:
+    """Back to pending until `until`, the attempt given back: GitHub asked us to wait."""
+
+    until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A failed attempt: try again at `at`."""
+
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+    """The last attempt failed: keep the delivery as failed."""
+
+
+Settlement = Defer | Retry | Park
+
+
+def settle_failure(
+    exc: BaseException, attempts: int, policy: RetryPolicy, now: datetime
+) -> Settlement:
+    """What becomes of a delivery whose `attempts`-th attempt raised `exc`.
+
+    Nothing but rate limits: wait for the latest reset GitHub gave, never in the past, attempt
+    given back. Any other failure among them costs the attempt (backoff, or park on the last
+    one), and its retry still comes no earlier than a reset GitHub gave."""
+    causes = list(exc.failures.values()) if isinstance(exc, HandlerFailures) else [exc]
+    resets = [cause.reset_at for cause in causes if isinstance(cause, RateLimited)]
+    latest = max(resets, default=None)
+    if latest is not None and len(resets) == len(causes):
+        return Defer(max(latest, now))
+    retry_at = next_attempt_at(policy, attempts, now)
+    if retry_at is None:
+        return Park()
+    return Retry(retry_at if latest is None else max(retry_at, latest))
+
+
 def describe_error(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text[:2000]
+
+
+class LeaseLost(Exception):
+    """Another worker took the delivery over while this one was running its handlers."""
+
+
+def _log_context(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "delivery_id": delivery.delivery_id,
+        "event": delivery.event,
+        "action": delivery.action,
+        "installation": delivery.installation_id,
+        "repository": delivery.repository,
+        "attempt": delivery.attempts,
+    }
 
 
 class Worker:
@@ -65,6 +138,8 @@ class Worker:
         poll_interval: float,
         worker_id: str | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        heartbeat_seconds: float | None = None,
+        max_run_seconds: float | None = DEFAULT_MAX_RUN_SECONDS,
     ) -> None:
         self.storage = storage
         self.dispatch = dispatch
@@ -74,6 +149,11 @@ class Worker:
         self.poll_interval = poll_interval
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:12]}"
         self.clock = clock
+        # A third of the lease: two renewals may be late or fail before the lease runs out.
+        self.heartbeat_seconds = (
+            heartbeat_seconds if heartbeat_seconds is not None else lease_seconds / 3
+        )
+        self.max_run_seconds = max_run_seconds
 
     async def run_once(self) -> int:
         """Claim one delivery and process it; returns how many were claimed (0 or 1).
@@ -88,48 +168,127 @@ class Worker:
         return len(claimed)
 
     async def process(self, delivery: Delivery) -> None:
-        context = {
-            "delivery_id": delivery.delivery_id,
-            "event": delivery.event,
-            "action": delivery.action,
-            "installation": delivery.installation_id,
-            "repository": delivery.repository,
-            "attempt": delivery.attempts,
-        }
+        context = _log_context(delivery)
         started = time.perf_counter()
         try:
-            # Finish well inside the lease, so no other worker takes the delivery over
-            # while this one is still acting on it.
-            async with asyncio.timeout(self.lease_seconds * 0.9):
-                await self.dispatch(delivery)
+            await self._run_leased(delivery)
         except asyncio.CancelledError:
             # Shutdown: leave the lease to expire so the delivery is picked up again.
             raise
-        except Exception as exc:
-            retry_at = next_attempt_at(self.policy, delivery.attempts, self.clock())
-            error = describe_error(exc)
-            await self.storage.release_delivery(
-                delivery.delivery_id, self.worker_id, error, retry_at, self.clock()
-            )
-            if retry_at is None:
-                self.metrics.failed.labels(event=delivery.event).inc()
-                log.error("delivery parked as failed: %s", error, exc_info=exc, extra=context)
-            else:
-                self.metrics.retried.labels(event=delivery.event).inc()
-                log.warning(
-                    "delivery failed, retry at %s: %s",
-                    retry_at.isoformat(),
-                    error,
-                    exc_info=exc,
-                    extra=context,
-                )
+        except LeaseLost:
+            self._lost(delivery, context)
             return
-        await self.storage.complete_delivery(delivery.delivery_id, self.worker_id, self.clock())
+        except Exception as exc:  # noqa: BLE001 - settled (deferred, retried, parked) and logged
+            await self._settle(delivery, exc, context)
+            return
+        if not await self.storage.complete_delivery(
+            delivery.delivery_id, self.worker_id, self.clock()
+        ):
+            self._lost(delivery, context)
+            return
         self.metrics.processed.labels(event=delivery.event).inc()
         self.metrics.processing_seconds.labels(event=delivery.event).observe(
             time.perf_counter() - started
         )
         log.debug("delivery processed", extra=context)
+
+    async def _run_leased(self, delivery: Delivery) -> None:
+        """The handlers, with the lease renewed every heartbeat while they run. Raises what
+        they raise, or LeaseLost (after cancelling them) if a renewal finds it taken over."""
+        handlers = asyncio.create_task(
+            self._run_handlers(delivery), name=f"{self.worker_id}:{delivery.delivery_id}"
+        )
+        try:
+            while True:
+                done, _ = await asyncio.wait({handlers}, timeout=self.heartbeat_seconds)
+                if done:
+                    return handlers.result()
+                if not await self._renew(delivery):
+                    raise LeaseLost(delivery.delivery_id)
+        finally:
+            if not handlers.done():
+                handlers.cancel()
+                # Let them unwind before the lease is given up or the worker moves on.
+                await asyncio.gather(handlers, return_exceptions=True)
+
+    async def _run_handlers(self, delivery: Delivery) -> None:
+        budget = asyncio.timeout(self.max_run_seconds)
+        try:
+            async with budget:
+                await self.dispatch(delivery)
+        except TimeoutError as exc:
+            if not budget.expired():
+                raise  # a handler's own timeout, not ours
+            raise TimeoutError(
+                f"handlers still running after the maximum run time ({self.max_run_seconds:g} s)"
+            ) from exc
+
+    async def _renew(self, delivery: Delivery) -> bool:
+        """False only when the lease is someone else's; a storage error proves nothing, and
+        the next heartbeat tries again (the lease outlasts two missed ones)."""
+        until = self.clock() + timedelta(seconds=self.lease_seconds)
+        try:
+            return await self.storage.renew_lease(delivery.delivery_id, self.worker_id, until)
+        except Exception:
+            log.warning(
+                "could not renew the lease; will try again",
+                exc_info=True,
+                extra=_log_context(delivery),
+            )
+            return True
+
+    async def _settle(self, delivery: Delivery, exc: Exception, context: dict[str, Any]) -> None:
+        now = self.clock()
+        outcome = settle_failure(exc, delivery.attempts, self.policy, now)
+        error = describe_error(exc)
+        if isinstance(outcome, Defer):
+            kept = await self.storage.defer_delivery(
+                delivery.delivery_id, self.worker_id, outcome.until
+            )
+        else:
+            retry_at = outcome.at if isinstance(outcome, Retry) else None
+            kept = await self.storage.release_delivery(
+                delivery.delivery_id, self.worker_id, error, retry_at, now
+            )
+        if not kept:
+            self._lost(delivery, context)
+            return
+        self._report(delivery.event, outcome, error, exc, context)
+
+    def _report(
+        self,
+        event: str,
+        outcome: Settlement,
+        error: str,
+        exc: Exception,
+        context: dict[str, Any],
+    ) -> None:
+        if isinstance(outcome, Defer):
+            self.metrics.deferred.labels(event=event).inc()
+            # No traceback: waiting for GitHub's reset is routine, and may repeat a lot.
+            log.info(
+                "delivery deferred until %s: %s", outcome.until.isoformat(), error, extra=context
+            )
+        elif isinstance(outcome, Retry):
+            self.metrics.retried.labels(event=event).inc()
+            log.warning(
+                "delivery failed, retry at %s: %s",
+                outcome.at.isoformat(),
+                error,
+                exc_info=exc,
+                extra=context,
+            )
+        else:
+            self.metrics.failed.labels(event=event).inc()
+            log.error("delivery parked as failed: %s", error, exc_info=exc, extra=context)
+
+    def _lost(self, delivery: Delivery, context: dict[str, Any]) -> None:
+        self.metrics.lease_lost.labels(event=delivery.event).inc()
+        log.warning(
+            "delivery taken over by another worker after this one's lease ran out; "
+            "its handlers were stopped and the new owner finishes it",
+            extra=context,
+        )
 
     async def run(self, stop: asyncio.Event, wake: asyncio.Queue[None]) -> None:
         """Loop until `stop` is set: drain due work, then sleep until woken or polled.

@@ -5,6 +5,13 @@ and judge improvements whose text names one (`docs/a.md:12`, `lines 3-5`, `L20`)
 A judge writes free text, so `line_ref` only trusts paths that were actually judged and
 line numbers GitHub would accept; anything else stays in the run's text, unannotated.
 
+A run carries at most MAX_ANNOTATIONS_PER_RUN annotations (`run_annotations`): GitHub
+appends each update's annotations, at most 50 per request, and every request is paced
+as a write on the installation, so a file full of broken anchors once cost 64 requests
+(about a minute of the installation's writes) for 3,184 annotations nobody reads. The
+most relevant are kept: hard findings before soft ones, the judges' suggestions after
+the findings, each by file and line; the run's summary says how many were left out.
+
 Pure functions over verdict records; `bot.judging.check_run` puts the result into the
 run and sends it in `annotation_batches` (GitHub takes at most 50 per request).
 Every string here is cut and scrubbed by `one_line`; the renderer scrubs again.
@@ -13,7 +20,7 @@ Every string here is cut and scrubbed by `one_line`; the renderer scrubs again.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.gfm import one_line
@@ -22,6 +29,7 @@ from bot.judge.records import Finding, VerdictRecord
 from bot.record_view import rounds_of
 
 ANNOTATIONS_PER_REQUEST = 50
+MAX_ANNOTATIONS_PER_RUN = 50
 ANNOTATION_MESSAGE_LIMIT = 4_000
 ANNOTATION_TITLE_LIMIT = 255
 LINE_REF_SCAN = 1_000
@@ -121,12 +129,46 @@ def annotation_at(
     }
 
 
-def annotations_for(record: VerdictRecord, mode: Mode) -> list[Annotation]:
-    """Findings with a line, and improvements that name a line, as annotations."""
-    out: list[Annotation] = []
-    seen: set[tuple[str, int, int, str]] = set()
+# Relevance ranks, most relevant first: a hard finding is a fact that fails the run,
+# a soft one a fact worth a look, a judge's suggestion an opinion.
+_HARD, _SOFT, _SUGGESTION = 0, 1, 2
 
-    def add(item: Annotation) -> None:
+
+def _ranked(record: VerdictRecord, mode: Mode) -> Iterator[tuple[int, Annotation]]:
+    """Findings with a line, and improvements that name a line, each with its rank."""
+    for finding in [*record.mechanical_findings, *record.injection_findings]:
+        if finding.line is None:
+            continue
+        annotation = annotation_at(
+            finding.path,
+            finding.line,
+            finding.line,
+            _finding_level(finding, mode),
+            finding.message,
+            f"{finding.source} finding: {finding.kind} ({finding.severity})",
+        )
+        yield (_HARD if finding.severity == "hard" else _SOFT), annotation
+    for view in rounds_of(record):
+        for improvement in dict.fromkeys(view.improvements):
+            ref = line_ref(improvement, record.files)
+            if ref is None:
+                continue
+            annotation = annotation_at(
+                ref.path,
+                ref.start,
+                ref.end,
+                "notice",
+                improvement,
+                f"{view.tier.value} judge ({view.model}) suggests",
+            )
+            yield _SUGGESTION, annotation
+
+
+def _distinct(ranked: Iterator[tuple[int, Annotation]]) -> list[tuple[int, Annotation]]:
+    # The same place and message from two rounds (or two groups) is one annotation.
+    seen: set[tuple[str, int, int, str]] = set()
+    out: list[tuple[int, Annotation]] = []
+    for rank, item in ranked:
         key = (
             str(item["path"]),
             int(item["start_line"]),
@@ -135,34 +177,32 @@ def annotations_for(record: VerdictRecord, mode: Mode) -> list[Annotation]:
         )
         if key not in seen:
             seen.add(key)
-            out.append(item)
-
-    for finding in [*record.mechanical_findings, *record.injection_findings]:
-        if finding.line is None:
-            continue
-        add(
-            annotation_at(
-                finding.path,
-                finding.line,
-                finding.line,
-                _finding_level(finding, mode),
-                finding.message,
-                f"{finding.source} finding: {finding.kind} ({finding.severity})",
-            )
-        )
-    for view in rounds_of(record):
-        for improvement in dict.fromkeys(view.improvements):
-            ref = line_ref(improvement, record.files)
-            if ref is None:
-                continue
-            add(
-                annotation_at(
-                    ref.path,
-                    ref.start,
-                    ref.end,
-                    "notice",
-                    improvement,
-                    f"{view.tier.value} judge ({view.model}) suggests",
-                )
-            )
+            out.append((rank, item))
     return out
+
+
+def _relevance(entry: tuple[int, Annotation]) -> tuple[int, str, int, int]:
+    rank, item = entry
+    return (rank, str(item["path"]), int(item["start_line"]), int(item["end_line"]))
+
+
+@dataclass(frozen=True)
+class RunAnnotations:
+    """The annotations a run carries, and how many there were before the cap."""
+
+    shown: list[Annotation]
+    total: int
+
+    @property
+    def left_out(self) -> int:
+        return self.total - len(self.shown)
+
+
+def run_annotations(
+    records: Sequence[VerdictRecord], mode: Mode, *, limit: int = MAX_ANNOTATIONS_PER_RUN
+) -> RunAnnotations:
+    """The `limit` most relevant annotations of every group of a run (see the module
+    docstring for the order), and the count of all of them."""
+    ranked = _distinct(entry for record in records for entry in _ranked(record, mode))
+    ranked.sort(key=_relevance)
+    return RunAnnotations(shown=[item for _, item in ranked[:limit]], total=len(ranked))

@@ -5,18 +5,22 @@ output the app puts on the run is built here, including the runs that judge noth
 (skipped, nothing to judge, invalid configuration, gave up), so every one gets the same
 escaping and the same finishing step (`_finish`).
 
-The conclusion is `bot.judging.conclusion.conclusion_for` (verdict by mode). A change
-may be judged as several records (one per rubric group of files, each described by
+The conclusion is `bot.judging.conclusion.run_conclusion` (verdict by mode, and for an
+undetermined verdict its cause: a throttle or budget refusal asks for a maintainer in
+blocking mode, an outage fails open; the run says which in words). A change may be
+judged as several records (one per rubric group of files, each described by
 `bot.judging.group_sections`). Their combined verdict is the worst one, in the order
-reject > escalate > improve > undetermined > accept (`bot.gfm.VERDICT_SEVERITY`): a
-part that was not judged keeps the whole from being accepted, and a rejected part
-outweighs everything else.
+reject > escalate > improve > undetermined > accept
+(`bot.judging.conclusion.VERDICT_SEVERITY`): a part that was not judged keeps the whole
+from being accepted, and a rejected part outweighs everything else.
 
 GitHub limits are respected by summarising, never by failing: title <= 255 characters
 (kept far shorter), summary and text <= 65,535 characters each (whole tables or
 paragraphs are dropped with a note), at most 50 annotations per request
 (`bot.judging.annotations.annotation_batches`, `CheckRunOutput.payloads`) and at most
-three requested actions. Every rendered string passes the secret scrubber last.
+three requested actions. A judged run also carries at most 50 annotations in all, the
+most relevant (`bot.judging.annotations.run_annotations`), and its summary says how many
+were left out. Every rendered string passes the secret scrubber last.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from enum import StrEnum
 from typing import Any
 
 from bot.gfm import (
+    app_line,
     cell,
     code,
+    code_cell,
     finish,
     fit_blocks,
     one_line,
@@ -40,12 +46,21 @@ from bot.gfm import (
 )
 from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict, VerdictRecord
-
-# The two `X as X` imports are re-exports: rules.py still imports Annotation from here,
-# commands/grammar.py and tests/test_commands.py conclusion_for. Once they import from
-# annotations and conclusion, drop the `as` (check_run uses both names itself).
-from bot.judging.annotations import Annotation, annotation_at, annotation_batches, annotations_for
-from bot.judging.conclusion import combined_verdict, conclusion_for
+from bot.judging.annotations import (
+    Annotation,
+    RunAnnotations,
+    annotation_at,
+    annotation_batches,
+    run_annotations,
+)
+from bot.judging.conclusion import (
+    REFUSALS,
+    Cause,
+    combined_verdict,
+    conclusion_for,
+    run_cause,
+    run_conclusion,
+)
 from bot.judging.group_sections import files_line, group_details, group_summary
 from bot.judging.repo_config import LeftOut
 from bot.record_view import scores_glance
@@ -61,6 +76,7 @@ ACTION_DESCRIPTION_LIMIT = 40
 ACTION_IDENTIFIER_LIMIT = 20
 # "Nothing to judge" lists the files left out as bullets; past this many, a count.
 MAX_LISTED_LEFT_OUT = 50
+NOTE_LIMIT = 500
 
 ACTION_REJUDGE_DEEP = "rejudge-deep"
 ACTION_OVERRIDE_ACCEPT = "override-accept"
@@ -96,11 +112,14 @@ OVERRIDE_ACCEPT = RequestedAction(
 
 @dataclass(frozen=True)
 class CheckDetails:
-    """Facts about the run that are not in the records."""
+    """Facts about the run that are not in the records. `notes` are the app's own
+    sentences about the run (a skip that was not honoured, ...): shown under the
+    verdict, their Markdown kept, the names inside them kept from forming HTML."""
 
     left_out: Sequence[LeftOut] = ()
     disagreement_issue_url: str | None = None
     skipped_by_budget: bool = False
+    notes: Sequence[str] = ()
 
 
 @dataclass
@@ -141,24 +160,58 @@ class CheckRunOutput:
 # --- summary and text -----------------------------------------------------------------
 
 
-def _mode_line(verdict: Verdict, mode: Mode) -> str:
+def _mode_line(verdict: Verdict, mode: Mode, cause: Cause = Cause.JUDGES) -> str:
     if mode is Mode.ADVISORY and verdict is Verdict.ACCEPT:
         return "Mode: **advisory**. This check never blocks merging."
     if mode is Mode.ADVISORY:
         return (
             "Mode: **advisory**. This check never blocks merging; in blocking mode "
-            f"this verdict would conclude `{conclusion_for(verdict, Mode.BLOCKING)}`."
+            f"this verdict would conclude `{run_conclusion(verdict, Mode.BLOCKING, cause)}`."
         )
     return (
-        "Mode: **blocking**. Reject and improve fail this check, escalate asks for a "
-        "maintainer; provider outages and budget limits never fail it."
+        "Mode: **blocking**. Reject and improve fail this check; escalate, and a change "
+        "the throttle or the budget kept from the judges, ask for a maintainer; provider "
+        "outages never fail it."
     )
+
+
+_REFUSAL_WORD = {Cause.THROTTLED: "throttle", Cause.BUDGET: "budget", Cause.FOUR_EYES: "four eyes"}
+_REFUSAL_WHY = {
+    Cause.THROTTLED: "the hourly limit of judgments for this repository was reached",
+    Cause.BUDGET: "the day's model budget was used up",
+    Cause.FOUR_EYES: "every configured judge belongs to a model family that wrote the change",
+}
+
+
+def _not_judged(cause: Cause) -> str:
+    return f"not judged: {_REFUSAL_WORD[cause]}; a maintainer may rerun or override"
+
+
+def _cause_line(verdict: Verdict, mode: Mode, cause: Cause) -> str | None:
+    """Why an undetermined run has the conclusion it has: a refusal is not a pass in
+    blocking mode, an outage fails open. Both are said in words, not left to guess."""
+    if verdict is not Verdict.UNDETERMINED:
+        return None
+    if cause in REFUSALS and mode is Mode.BLOCKING:
+        return (
+            f"**This change was {_not_judged(cause)}.** No judge looked at it because "
+            f"{_REFUSAL_WHY[cause]}. A refusal is not a pass, so in blocking mode this "
+            "check waits for a maintainer."
+        )
+    if cause in REFUSALS:
+        return f"This change was not judged: {_REFUSAL_WORD[cause]} ({_REFUSAL_WHY[cause]})."
+    if cause is Cause.JUDGES:
+        return (
+            "Undetermined: the judges could not be reached; fail-open, so this check "
+            "stays neutral in every mode. Comment `/judge rerun` to try again."
+        )
+    return None
 
 
 def _left_out_block(details: CheckDetails) -> str:
     if not details.left_out:
         return "Left out: nothing; every changed file in scope was judged."
-    rows = [[code(item.path, 120), cell(item.reason, 120)] for item in details.left_out[:100]]
+    rows = [[code_cell(item.path, 120), cell(item.reason, 120)] for item in details.left_out[:100]]
     block = f"Left out ({plural(len(details.left_out), 'file')} not judged):\n\n" + table(
         ["File", "Why"], rows
     )
@@ -167,7 +220,9 @@ def _left_out_block(details: CheckDetails) -> str:
     return block
 
 
-def _overall_block(records: Sequence[VerdictRecord], mode: Mode, details: CheckDetails) -> str:
+def _overall_block(
+    records: Sequence[VerdictRecord], mode: Mode, details: CheckDetails, cause: Cause
+) -> str:
     verdict = combined_verdict(r.final_decision for r in records)
     lines = [f"## Verdict: {verdict.value}"]
     if len(records) > 1:
@@ -180,7 +235,11 @@ def _overall_block(records: Sequence[VerdictRecord], mode: Mode, details: CheckD
             f"The change was judged as {len(records)} groups ({counts}); the check shows "
             "the worst (reject > escalate > improve > undetermined > accept)."
         )
-    lines.append(_mode_line(verdict, mode))
+    because = _cause_line(verdict, mode, cause)
+    if because:
+        lines.append(because)
+    lines.append(_mode_line(verdict, mode, cause))
+    lines.extend(app_line(note, NOTE_LIMIT) for note in details.notes)
     if details.skipped_by_budget:
         lines.append("Some judging was skipped because the cost budget was reached.")
     if details.disagreement_issue_url:
@@ -193,19 +252,35 @@ def _overall_block(records: Sequence[VerdictRecord], mode: Mode, details: CheckD
     return "\n\n".join(lines)
 
 
-def _title(records: Sequence[VerdictRecord]) -> str:
+def _annotations_line(annotations: RunAnnotations) -> str:
+    """Says what the cap left out, so nobody takes the annotations for all there is."""
+    if not annotations.left_out:
+        return ""
+    return (
+        f"Annotations: {len(annotations.shown)} of {annotations.total:,} shown on the files "
+        "(hard findings first, then soft findings, then the judges' suggestions; by file "
+        f"and line); {annotations.left_out:,} left out. The findings table below lists more."
+    )
+
+
+def _title(records: Sequence[VerdictRecord], mode: Mode, cause: Cause) -> str:
     verdict = combined_verdict(r.final_decision for r in records)
     worst = next(r for r in records if r.final_decision is verdict)
-    head = verdict.value
+    files = {f for r in records for f in r.files}
+    count = plural(len(files), "file")
+    if len(records) > 1:
+        count += f" in {len(records)} groups"
+    if verdict is Verdict.UNDETERMINED and cause in REFUSALS:
+        if mode is Mode.BLOCKING:
+            return one_line(f"{_not_judged(cause)} · {count}", TITLE_TARGET)
+        head = f"undetermined (not judged: {_REFUSAL_WORD[cause]})"
+    else:
+        head = verdict.value
     overrides = [r for r in records if r.human_override]
     if overrides and all(r.human_override for r in records):
         who = overrides[0].decided_by
         head += f" (override by @{one_line(who, 39)})" if who else " (override)"
     glance = scores_glance(worst.scores) if worst.scores else "no scores"
-    files = {f for r in records for f in r.files}
-    count = plural(len(files), "file")
-    if len(records) > 1:
-        count += f" in {len(records)} groups"
     return one_line(f"{head} · {glance} · {count}", TITLE_TARGET)
 
 
@@ -239,15 +314,28 @@ def render_check_run(
             CheckRunOutput(
                 conclusion=conclusion_for(Verdict.UNDETERMINED, mode),
                 title="undetermined · nothing was judged",
-                summary="## Verdict: undetermined\n\nNo file group was judged.\n\n"
-                + _left_out_block(details),
+                summary="\n\n".join(
+                    [
+                        "## Verdict: undetermined",
+                        "No file group was judged.",
+                        *(app_line(note, NOTE_LIMIT) for note in details.notes),
+                        _left_out_block(details),
+                    ]
+                ),
             )
         )
     verdict = combined_verdict(r.final_decision for r in records)
+    cause = run_cause(records)
+    annotations = run_annotations(records, mode)
     total = len(records)
     groups = [group_summary(i, total, r) for i, r in enumerate(records, start=1)]
     summary = fit_blocks(
-        [_overall_block(records, mode, details), *groups, _left_out_block(details)],
+        [
+            _overall_block(records, mode, details, cause),
+            _annotations_line(annotations),
+            *groups,
+            _left_out_block(details),
+        ],
         SUMMARY_LIMIT,
         what="summary section",
     )
@@ -257,15 +345,14 @@ def render_check_run(
         for block in group_details(record, f"Group {index} · " if total > 1 else "")
     ]
     text = fit_blocks(text_blocks, TEXT_LIMIT, what="detail section")
-    annotations = [a for r in records for a in annotations_for(r, mode)]
     overridden = all(r.human_override for r in records)
     return _finish(
         CheckRunOutput(
-            conclusion=conclusion_for(verdict, mode),
-            title=_title(records),
+            conclusion=run_conclusion(verdict, mode, cause),
+            title=_title(records, mode, cause),
             summary=summary,
             text=text,
-            annotations=annotations,
+            annotations=annotations.shown,
             actions=_actions(verdict, overridden),
         )
     )
@@ -300,10 +387,12 @@ def render_skipped(reason: SkipReason, by: str, *, label: str = "skip-judge") ->
     `by` is the login that applied the skip label, or the head commit sha whose message
     carries `[skip judge]`."""
     if reason is SkipReason.LABEL:
+        # The title is plain text; the summary is Markdown, where a login is escaped.
         who = f"@{one_line(by, 39)}" if by else "someone"
+        shown = f"@{cell(by, 39)}" if by else "someone"
         title = f"skipped · label {one_line(label, 50)} by {who}"
         summary = (
-            f"Judging was bypassed: {who} applied the {code(label, 50)} label. "
+            f"Judging was bypassed: {shown} applied the {code(label, 50)} label. "
             "Remove the label to judge this change."
         )
     else:
@@ -319,12 +408,13 @@ def render_skipped(reason: SkipReason, by: str, *, label: str = "skip-judge") ->
 def render_nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutput:
     """Neutral run for a change with no file to judge: `why` (the app's own words) and
     the files left out with their reasons, at most MAX_LISTED_LEFT_OUT of them."""
-    lines = [f"Nothing to judge: {why}."]
+    lines = [f"Nothing to judge: {app_line(why, NOTE_LIMIT)}."]
     if left_out:
         lines.append("")
         # Paths are the author's: a code span keeps backticks and markup from escaping.
         lines.extend(
-            f"- {code(item.path)}: {item.reason}" for item in left_out[:MAX_LISTED_LEFT_OUT]
+            f"- {code(item.path)}: {cell(item.reason, 200)}"
+            for item in left_out[:MAX_LISTED_LEFT_OUT]
         )
         if len(left_out) > MAX_LISTED_LEFT_OUT:
             lines.append(f"- … and {len(left_out) - MAX_LISTED_LEFT_OUT} more")
@@ -400,7 +490,7 @@ def render_override(
     who = f"@{one_line(decided_by, 39)}"
     lines = [
         f"## Verdict: {verdict.value} (human override)",
-        f"{who} decided **{verdict.value}**, overriding the judges.",
+        f"@{cell(decided_by, 39)} decided **{verdict.value}**, overriding the judges.",
     ]
     if judged is not None:
         lines.append(f"The judges had concluded **{judged.value}**.")

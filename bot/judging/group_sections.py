@@ -8,14 +8,15 @@ limits and scrubs the result.
 
 Each section is one whole block, so the renderer can drop a block that does not fit
 without cutting a table in half. Everything a judge or an author wrote goes through
-`cell`, `code`, `quote_untrusted` or `bullet_untrusted` here.
+`cell`, `code` (`code_cell` inside a table), `quote_untrusted` or `bullet_untrusted`
+here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.gfm import bullet_untrusted, cell, code, plural, quote_untrusted, table
+from bot.gfm import bullet_untrusted, cell, code, code_cell, plural, quote_untrusted, table
 from bot.judge.records import Finding, VerdictRecord
 from bot.record_view import dimensions_of, format_score, round_verdict_cell, rounds_of
 
@@ -49,12 +50,12 @@ def _scores_table(record: VerdictRecord) -> str:
         note = record.models_not_run_note or record.reason or f"decided by {record.mode}"
         return f"No model ran ({cell(note, 300)})."
     dims = dimensions_of(rounds)
-    header = ["Tier", "Model", *(d.replace("_", " ") for d in dims), "Average", "Verdict"]
+    header = ["Tier", "Model", *(cell(d.replace("_", " "), 40) for d in dims), "Average", "Verdict"]
     rows = [
         [
             view.tier.value
             + (f" (instead of {cell(view.substituted_for, 40)})" if view.substituted_for else ""),
-            code(view.model, 80),
+            code_cell(view.model, 80),
             *(format_score(view.scores.get(d)) for d in dims),
             format_score(view.average),
             round_verdict_cell(view),
@@ -155,7 +156,7 @@ def _findings_text(record: VerdictRecord, group: str) -> str | None:
             f.source,
             f.severity,
             cell(f.kind, 40),
-            code(f"{f.path}:{f.line}" if f.line else f.path, 120),
+            code_cell(f"{f.path}:{f.line}" if f.line else f.path, 120),
             cell(f.message, 300),
         ]
         for f in findings[:MAX_LISTED_FINDINGS]

@@ -32,6 +32,7 @@ from gidgethub.sansio import Event
 from pydantic import ValidationError
 
 from bot.disagreement import sync as disagreements
+from bot.github.client import RateLimited
 from bot.github.gateway import RepoGateway
 from bot.github.types import ChangedPath, CommitInfo, RemoteFile
 from bot.intake.dispatch import Context
@@ -240,6 +241,8 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
         log.info(
             "sha %s was taken over; result dropped", target.head_sha, extra=context.log_extra()
         )
+    except RateLimited:
+        raise  # the worker defers the delivery to the reset; nothing has given up
     except Exception as exc:
         if context.delivery.attempts >= services.max_attempts and run.run_id is not None:
             await run.complete(
@@ -293,7 +296,7 @@ async def _judge_claimed(
     issue_url = await disagreements.reconcile(
         gateway, context.storage, target, records, verdict, run.url, owner=run.owner
     )
-    details = CheckDetails(left_out=left_out, disagreement_issue_url=issue_url)
+    details = CheckDetails(left_out=left_out, disagreement_issue_url=issue_url, notes=gated.notes)
     output = render_check_run(records, mode, details=details)
     await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
 

@@ -132,6 +132,9 @@ class RunHandle:
             "status": "in_progress",
             "output": {"title": output.title, "summary": output.summary},
         }
+        # A delivery that lost the sha must not write at all: its "in progress" could land
+        # after the new owner's completion and leave the run looking unfinished.
+        await self._still_mine()
         known = await self._known_run()
         if known is None:
             known = await self._create_once(target, fields)
@@ -213,6 +216,10 @@ class RunHandle:
         await self._still_mine()
         run_id = self.run_id if self.run_id is not None else await self.start(target)
         self.state = await show(self.gateway, run_id, self.state, output)
+        # Showing waits on the installation's write pacing; a delivery that took the sha
+        # over meanwhile owns the state now and completes the run itself: saving ours
+        # would hand the sha back to us and make it drop its result.
+        await self._still_mine()
         self.state = self.state.model_copy(
             update={
                 "target": target.to_json(),

@@ -12,6 +12,19 @@ from typing import Any
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICROSECOND = timedelta(microseconds=1)
+# SQLite INTEGER and PostgreSQL bigint are both signed 64-bit.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+def require_int64(value: int | None, name: str) -> int | None:
+    """`value` if a 64-bit column holds it; ValueError (naming the field) otherwise.
+
+    Checked before a row joins a shared commit: the drivers' own errors (OverflowError,
+    asyncpg's DataError) would otherwise surface mid-batch and differ per backend."""
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"{name} {value} does not fit a signed 64-bit integer")
+    return value
 
 
 def require_utc(value: datetime) -> datetime:

@@ -107,7 +107,10 @@ class Storage(Protocol):
 
     # -- webhook deliveries --------------------------------------------------
     async def record_delivery(self, delivery: NewDelivery) -> bool:
-        """Store a delivery as pending. False (and nothing changes) if its id was seen."""
+        """Store a delivery as pending. False (and nothing changes) if its id was seen.
+
+        A delivery the store cannot hold (an id outside 64 bits, a naive datetime) raises
+        ValueError for its own caller only: requests stored alongside it are unaffected."""
 
     async def claim_deliveries(
         self, worker_id: str, limit: int, lease_seconds: float, now: datetime
@@ -130,6 +133,16 @@ class Storage(Protocol):
     ) -> bool:
         """After a failed attempt: back to pending at `retry_at`, or parked as failed
         when `retry_at` is None. False if the lease is no longer this worker's."""
+
+    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        """Back to pending, due at `until`, giving back the attempt its claim counted: the
+        delivery waits on something outside it (GitHub's rate limit), it did not fail.
+        False if the lease is no longer this worker's (nothing changes)."""
+
+    async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        """A heartbeat: this worker's lease now runs until `until`. False if the lease is no
+        longer this worker's (taken over after it expired, or the delivery is finished),
+        so the worker knows to stop."""
 
     async def get_delivery(self, delivery_id: str) -> Delivery | None: ...
 

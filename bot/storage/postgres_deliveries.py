@@ -12,7 +12,7 @@ from typing import Final
 
 import asyncpg
 
-from bot.storage._codec import require_utc
+from bot.storage._codec import require_int64, require_utc
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
 from bot.storage.postgres_connection import PostgresConnectionBase, changed_rows
 
@@ -46,6 +46,9 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
 
     async def record_delivery(self, delivery: NewDelivery) -> bool:
         received = require_utc(delivery.received_at)
+        # Each insert is its own statement here, so a bad row fails only its request anyway;
+        # the check gives both backends the same ValueError instead of asyncpg's DataError.
+        require_int64(delivery.installation_id, "installation_id")
         status = await self._db.execute(
             "INSERT INTO deliveries (delivery_id, event, action, installation_id, repository,"
             " body, status, attempts, received_at, next_attempt_at)"
@@ -134,6 +137,32 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
                 DeliveryStatus.PROCESSING.value,
                 worker_id,
             )
+        return changed_rows(status) == 1
+
+    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        status = await self._db.execute(
+            "UPDATE deliveries SET status = $1, attempts = GREATEST(attempts - 1, 0),"
+            " next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL"
+            " WHERE delivery_id = $3 AND status = $4 AND lease_owner = $5",
+            DeliveryStatus.PENDING.value,
+            require_utc(until),
+            delivery_id,
+            DeliveryStatus.PROCESSING.value,
+            worker_id,
+        )
+        return changed_rows(status) == 1
+
+    async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        # An expired lease nobody claimed yet is still this worker's: renewing it is safe,
+        # because a claim replaces lease_owner in the same statement that takes it.
+        status = await self._db.execute(
+            "UPDATE deliveries SET lease_expires_at = $1"
+            " WHERE delivery_id = $2 AND status = $3 AND lease_owner = $4",
+            require_utc(until),
+            delivery_id,
+            DeliveryStatus.PROCESSING.value,
+            worker_id,
+        )
         return changed_rows(status) == 1
 
     async def get_delivery(self, delivery_id: str) -> Delivery | None:

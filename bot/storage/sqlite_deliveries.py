@@ -2,6 +2,9 @@
 
 Recording is group-committed, because it sits on the webhook acknowledgement path
 and one commit per delivery would cap how many webhooks a second are accepted.
+A shared commit must never fail because of someone else's row: values the table
+cannot hold are refused before a row joins a batch, and if a batch fails anyway its
+rows are committed one by one, so only the row at fault fails.
 """
 
 from __future__ import annotations
@@ -12,7 +15,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from bot.storage._codec import from_micros, optional_from_micros, require_utc, to_micros
+from bot.storage._codec import (
+    from_micros,
+    optional_from_micros,
+    require_int64,
+    require_utc,
+    to_micros,
+)
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
 from bot.storage.sqlite_connection import SqliteConnectionBase
 
@@ -41,6 +50,15 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
     )
 
 
+def _settle(waiter: asyncio.Future[bool], outcome: bool | Exception) -> None:
+    if waiter.done():  # the caller gave up (cancelled request)
+        return
+    if isinstance(outcome, Exception):
+        waiter.set_exception(outcome)
+    else:
+        waiter.set_result(outcome)
+
+
 class SqliteDeliveryQueue(SqliteConnectionBase):
     """The `Storage` delivery methods on the `deliveries` table."""
 
@@ -53,6 +71,9 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         """Group commit: deliveries that arrive in the same turn of the event loop are
         inserted in one transaction. Each caller still returns only after the commit that
         holds its row, so the acknowledgement stays durable; the commit is shared."""
+        # Refused here, before joining: the row never reaches anyone else's batch.
+        require_int64(delivery.installation_id, "installation_id")
+        require_utc(delivery.received_at)
         waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._arrivals.append((delivery, waiter))
         if self._flush is None:
@@ -64,14 +85,22 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         batch, self._arrivals, self._flush = self._arrivals, [], None
         try:
             inserted = await self._insert_deliveries([delivery for delivery, _ in batch])
-        except Exception as exc:  # noqa: BLE001 - handed to every caller waiting on it
-            for _, waiter in batch:
-                if not waiter.done():
-                    waiter.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - handed to the callers, see below
+            if len(batch) == 1:
+                _settle(batch[0][1], exc)
+                return
+            # The batch was rolled back whole. Whatever the cause (one bad row, or a store
+            # that is down for everyone), a commit per row gives each caller its own answer.
+            for delivery, waiter in batch:
+                try:
+                    [new] = await self._insert_deliveries([delivery])
+                except Exception as row_exc:  # noqa: BLE001 - this caller's own failure
+                    _settle(waiter, row_exc)
+                else:
+                    _settle(waiter, new)
             return
         for (_, waiter), new in zip(batch, inserted, strict=True):
-            if not waiter.done():
-                waiter.set_result(new)
+            _settle(waiter, new)
 
     async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
         results: list[bool] = []
@@ -175,6 +204,31 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
             params = (DeliveryStatus.PENDING.value, error, to_micros(retry_at))
         changed = await self._execute(
             sql, (*params, delivery_id, DeliveryStatus.PROCESSING.value, worker_id)
+        )
+        return changed == 1
+
+    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        changed = await self._execute(
+            "UPDATE deliveries SET status = ?, attempts = MAX(attempts - 1, 0),"
+            " next_attempt_at = ?, lease_owner = NULL, lease_expires_at = NULL"
+            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
+            (
+                DeliveryStatus.PENDING.value,
+                to_micros(until),
+                delivery_id,
+                DeliveryStatus.PROCESSING.value,
+                worker_id,
+            ),
+        )
+        return changed == 1
+
+    async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+        # An expired lease nobody claimed yet is still this worker's: renewing it is safe,
+        # because a claim replaces lease_owner in the same statement that takes it.
+        changed = await self._execute(
+            "UPDATE deliveries SET lease_expires_at = ?"
+            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
+            (to_micros(until), delivery_id, DeliveryStatus.PROCESSING.value, worker_id),
         )
         return changed == 1
 

@@ -82,6 +82,59 @@ def test_text_that_is_not_a_command(body: str) -> None:
     assert parse_command(body) is None
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<!-- /judge override accept -->",
+        "<!--\n/judge override accept\n-->",
+        "Thanks for the fix!\n<!--\nnotes to self\n/judge override accept\n-->",
+        "  <!-- hidden\n/judge override accept -->",
+        "<!--\n\n/judge override accept\n\n-->",  # a comment block spans blank lines
+        "Looks good <!--\n/judge override accept\n-->",  # a comment inside a paragraph
+        "Looks good <!-- a\nmore\n/judge override accept\nstill -- hidden -->",
+        "> I disagree with the judges\n/judge override accept",  # lazy continuation
+        "> quoted\nmore of the quote\n/judge override accept",
+        ">> nested quote\n/judge override accept",
+        "> - a quoted list\n/judge override accept",
+        "> quoted\n<!--\n\n/judge override accept\n\n-->",  # a comment ends the quote
+        "> quoted <!--\n/judge override accept\n-->\n/judge override accept",
+        # The paragraph's comment is cut by a quote whose lazy line then holds the command.
+        "text <!--\n> q\n-->\n/judge override accept",
+        # A fence inside a comment is no fence; the one after it holds the command.
+        "<!--\n```\n-->\n```\n-->\n/judge override accept\n```",
+        # A fence cuts the paragraph, so the comment never opened; the command is code.
+        "text <!--\n```\n-->\n/judge override accept\n```",
+        # ```x` is no fence (a backtick in the info string); the next ``` opens one.
+        "```x`\n```\n/judge override accept\n```",
+    ],
+)
+def test_hidden_text_is_not_a_command(body: str) -> None:
+    """Text GitHub does not show as a command (inside an HTML comment, or inside a
+    block quote as a lazy continuation line) is never obeyed."""
+    assert parse_command(body) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("<!-- a note -->\n/judge override accept", ("override", "accept")),
+        ("<!--\nhidden\n-->\n/judge override accept", ("override", "accept")),
+        ("<!---->\n/judge rerun", ("rerun", None)),
+        ("/judge rerun <!-- flaky network -->", ("rerun", None)),
+        ("> quoted\n\n/judge override accept", ("override", "accept")),
+        (">\n/judge override accept", ("override", "accept")),  # an empty quote line
+        # A blank line ends the paragraph, so `<!--` was literal text, not a comment.
+        ("see <!--\n\n/judge override accept\n\n-->", ("override", "accept")),
+        ("> /judge override reject\n\n/judge rerun", ("rerun", None)),
+    ],
+)
+def test_visible_commands_next_to_hidden_text(body: str, expected: tuple[str, str | None]) -> None:
+    command = parse_command(body)
+    assert command is not None
+    assert (command.kind, command.action) == expected
+    assert command.problem is None
+
+
 def test_first_command_wins() -> None:
     body = "/judge rerun\n/judge override accept"
     command = parse_command(body)
@@ -113,3 +166,11 @@ def test_command_for_action() -> None:
         "override", action="accept", raw=ACTION_OVERRIDE_ACCEPT
     )
     assert command_for_action("lgtm|26764") is None
+
+
+def test_an_unknown_word_is_quoted_safely_in_the_problem() -> None:
+    """The problem is shown in the bot's reply as prose: the commenter's word cannot add
+    HTML, a mention or a direction control to it."""
+    command = parse_command("/judge <img\u202esrc=x>@octocat")
+    assert command is not None and command.problem is not None
+    assert command.problem == "unknown subcommand '&lt;img\\\\u202esrc=x&gt;@\u200boctocat'"

@@ -10,7 +10,7 @@ from bot.commands.grammar import Command, parse_command
 from bot.commands.outcome import override_outcome
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.conclusion import conclusion_for
+from bot.judging.conclusion import Cause, conclusion_for
 
 # --- override outcomes ----------------------------------------------------------------
 
@@ -45,3 +45,12 @@ def test_override_outcome_examples() -> None:
 def test_override_outcome_needs_an_override(command: Command) -> None:
     with pytest.raises(ValueError, match="override command"):
         override_outcome(command, Verdict.ACCEPT, Mode.BLOCKING)
+
+
+@pytest.mark.parametrize(
+    ("cause", "expected"), [(Cause.JUDGES, "neutral"), (Cause.BUDGET, "action_required")]
+)
+def test_cancel_restores_the_conclusion_the_judges_run_had(cause: Cause, expected: str) -> None:
+    cancel = Command("override", action="cancel")
+    outcome = override_outcome(cancel, Verdict.UNDETERMINED, Mode.BLOCKING, cause)
+    assert (outcome.final_verdict, outcome.conclusion) == (Verdict.UNDETERMINED, expected)

@@ -10,7 +10,7 @@ import asyncio
 import itertools
 import logging
 import socket
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -21,12 +21,14 @@ import pytest
 from bot.github.client import (
     GitHubApp,
     GitHubUnavailable,
+    RateLimited,
     RateLimitExceeded,
     RetryPolicy,
     Timing,
     backoff_delay,
     graphql_url_for,
     rate_limit_delay,
+    wait_before_sending,
 )
 from tests.support.fakes.github_fixtures import APP_ID, KeyPair
 from tests.support.fakes.github_server import FakeGitHub
@@ -78,6 +80,9 @@ def responses(vtime: VirtualTime) -> Responses:
     return Responses(clock=vtime)
 
 
+HOOKS = ("on_response", "on_pause")
+
+
 def make_app(
     fake: FakeGitHub,
     keypair: KeyPair,
@@ -85,7 +90,7 @@ def make_app(
     vtime: VirtualTime,
     **overrides: object,
 ) -> GitHubApp:
-    policy_fields = {k: v for k, v in overrides.items() if k != "on_response"}
+    policy_fields = {k: v for k, v in overrides.items() if k not in HOOKS}
     return GitHubApp(
         app_id=str(APP_ID),
         private_key=keypair.private_pem,
@@ -95,6 +100,7 @@ def make_app(
         policy=RetryPolicy(**policy_fields),  # type: ignore[arg-type]
         timing=vtime.timing(),
         on_response=overrides.get("on_response"),  # type: ignore[arg-type]
+        on_pause=overrides.get("on_pause"),  # type: ignore[arg-type]
     )
 
 
@@ -132,6 +138,11 @@ def test_backoff_doubles_and_is_capped() -> None:
         (403, {}, b'{"message": "You have exceeded a secondary rate limit"}', 60.0),
         (429, {}, b"", 60.0),
         (500, {"retry-after": "5"}, b"", None),
+        # Unreadable headers: wait the secondary-limit minute rather than guess.
+        (429, {"retry-after": "soon"}, b"", 60.0),
+        (429, {"retry-after": "inf"}, b"", 60.0),
+        (403, {"x-ratelimit-remaining": "0"}, b"", 60.0),
+        (403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1e30"}, b"", 60.0),
     ],
 )
 def test_rate_limit_delay(
@@ -140,6 +151,25 @@ def test_rate_limit_delay(
     """Which answers are rate limits, and how long GitHub asks us to wait."""
     now = datetime.fromtimestamp(1_000_000, UTC)
     assert rate_limit_delay(status, headers, body, now, RetryPolicy()) == expected
+
+
+@pytest.mark.parametrize(
+    ("paused_for", "expected"),
+    [
+        (None, 0.0),  # never paused
+        (-5.0, 0.0),  # the pause is over
+        (0.0, 0.0),
+        (7.0, 7.0),  # short: wait it out here
+        (30.0, 30.0),
+        (30.5, None),  # longer than we may wait: refuse, the caller defers its work
+        (3554.0, None),
+    ],
+)
+def test_wait_before_sending(paused_for: float | None, expected: float | None) -> None:
+    """A paused installation (or App) is waited out when the pause is short, else refused."""
+    now = datetime.fromtimestamp(1_000_000, UTC)
+    until = None if paused_for is None else now + timedelta(seconds=paused_for)
+    assert wait_before_sending(until, now, RetryPolicy(max_rate_limit_wait=30.0)) == expected
 
 
 def test_graphql_url_for_github_and_ghes() -> None:
@@ -164,12 +194,12 @@ async def test_retry_after_is_honoured(
     assert [s for m, u, s, _ in responses.seen if u.endswith(REPO)] == [429, 200]
 
 
-async def test_primary_rate_limit_waits_until_reset(
+async def test_primary_rate_limit_waits_until_a_near_reset(
     app: GitHubApp, fake_github: FakeGitHub, vtime: VirtualTime
 ) -> None:
-    """403 with x-ratelimit-remaining 0 waits until x-ratelimit-reset."""
+    """403 with x-ratelimit-remaining 0 and a reset within max_rate_limit_wait waits for it."""
     gh = await app.installation_client(1)
-    reset = int(vtime.now().timestamp()) + 42
+    reset = int(vtime.now().timestamp()) + 22
     fake_github.inject(
         "pulls/get",
         status=403,
@@ -206,6 +236,146 @@ async def test_reset_beyond_the_cap_raises_without_waiting(
     assert token not in str(info.value)
     assert token not in caplog.text
     assert github_keypair.private_pem not in caplog.text
+
+
+def pauses_seen() -> tuple[
+    list[tuple[int | None, datetime]], Callable[[int | None, datetime], None]
+]:
+    seen: list[tuple[int | None, datetime]] = []
+
+    def on_pause(installation_id: int | None, until: datetime) -> None:
+        seen.append((installation_id, until))
+
+    return seen, on_pause
+
+
+async def test_exhausted_installation_is_paused_until_the_reset(
+    fake_github: FakeGitHub,
+    github_keypair: KeyPair,
+    github_session: aiohttp.ClientSession,
+    vtime: VirtualTime,
+) -> None:
+    """Installation 1's hourly limit is used up: one request finds out, then no request at
+    all reaches GitHub for it until the reset; RateLimited says who and until when.
+    Installation 2 is not affected. After the reset, calls go through again."""
+    fake_github.clock = vtime.now
+    fake_github.add_repo("other/repo", installation_id=2)
+    seen, on_pause = pauses_seen()
+    app = make_app(fake_github, github_keypair, github_session, vtime, on_pause=on_pause)
+    one = await app.installation_client(1)
+    two = await app.installation_client(2)
+    reset = datetime.fromtimestamp(int(vtime.now().timestamp()) + 3554, UTC)
+    fake_github.exhaust_rate_limit(1, reset)
+
+    with pytest.raises(RateLimited, match="GET /repos/octo/hello") as first:
+        await one.getitem(REPO)
+    assert (first.value.installation_id, first.value.reset_at) == (1, reset)
+    assert isinstance(first.value, RateLimitExceeded)
+    sent = len(fake_github.calls)
+    for _ in range(50):
+        with pytest.raises(RateLimited) as again:
+            await one.getitem(REPO)
+        assert again.value.reset_at == reset
+    with pytest.raises(RateLimited):
+        await app.installation_client(1)
+    with pytest.raises(RateLimited):
+        await app.graphql(1, 'query { repository(owner: "octo", name: "hello") { name } }')
+    assert len(fake_github.calls) == sent, "no request while paused"
+    assert (await two.getitem("/repos/other/repo"))["name"] == "repo"
+    assert vtime.sleeps == []
+    assert seen == [(1, reset)]
+
+    vtime.elapsed += 3554
+    assert (await one.getitem(REPO))["name"] == "hello"
+    assert (await app.installation_client(1)) is not None
+
+
+async def test_app_limit_pauses_jwt_calls_and_new_tokens_only(
+    fake_github: FakeGitHub,
+    github_keypair: KeyPair,
+    github_session: aiohttp.ClientSession,
+    vtime: VirtualTime,
+) -> None:
+    """The App's own (JWT) limit used up: App calls and token creation stop until the reset;
+    an installation with a valid token keeps working, it has a limit of its own."""
+    fake_github.clock = vtime.now
+    fake_github.add_repo("other/repo", installation_id=2)
+    seen, on_pause = pauses_seen()
+    app = make_app(fake_github, github_keypair, github_session, vtime, on_pause=on_pause)
+    one = await app.installation_client(1)
+    reset = datetime.fromtimestamp(int(vtime.now().timestamp()) + 1800, UTC)
+    fake_github.exhaust_rate_limit(None, reset)
+    with pytest.raises(RateLimited) as refused:
+        await app.app_client().getitem("/app")
+    assert (refused.value.installation_id, refused.value.reset_at) == (None, reset)
+    tokens = fake_github.count("apps/create-installation-access-token")
+    with pytest.raises(RateLimited) as no_token:
+        await app.installation_client(2)
+    assert no_token.value.installation_id is None
+    assert fake_github.count("apps/create-installation-access-token") == tokens
+    assert (await one.getitem(REPO))["name"] == "hello"
+    assert seen == [(None, reset)]
+
+
+async def test_a_long_secondary_limit_pauses_like_an_exhausted_one(
+    app: GitHubApp, fake_github: FakeGitHub, vtime: VirtualTime
+) -> None:
+    """Retry-After beyond what we may wait: paused for that long, nothing sent meanwhile."""
+    gh = await app.installation_client(1)
+    fake_github.inject("repos/get", status=403, headers={"Retry-After": "600"})
+    with pytest.raises(RateLimited) as info:
+        await gh.getitem(REPO)
+    assert info.value.reset_at == vtime.now() + timedelta(seconds=600)
+    with pytest.raises(RateLimited):
+        await gh.getitem(REPO)
+    assert fake_github.count("repos/get") == 1
+    assert vtime.sleeps == []
+
+
+async def test_endless_refusals_pause_instead_of_hammering(
+    app: GitHubApp, fake_github: FakeGitHub, vtime: VirtualTime
+) -> None:
+    """GitHub refusing again after every wait: after max_rate_limit_retries the installation
+    is paused for the secondary-limit wait, not retried in a loop."""
+    gh = await app.installation_client(1)
+    fake_github.inject("repos/get", status=429, headers={"Retry-After": "1"}, times=10)
+    with pytest.raises(RateLimited, match="still rate limited") as info:
+        await gh.getitem(REPO)
+    assert vtime.sleeps == [1.0, 1.0, 1.0]
+    assert info.value.reset_at == vtime.now() + timedelta(seconds=60)
+    with pytest.raises(RateLimited):
+        await gh.getitem(REPO)
+    assert fake_github.count("repos/get") == 4
+
+
+async def test_a_short_pause_holds_back_the_installations_other_requests(
+    app: GitHubApp, fake_github: FakeGitHub, vtime: VirtualTime
+) -> None:
+    """While one request waits out a 7 s Retry-After, another request of the installation
+    waits for the same moment instead of sending (and earning a refusal of its own)."""
+    gate = asyncio.Event()
+
+    async def gated_sleep(seconds: float) -> None:
+        vtime.sleeps.append(seconds)
+        await gate.wait()
+        vtime.elapsed = max(vtime.elapsed, seconds)
+
+    gh = await app.installation_client(1)
+    gh._timing = Timing(sleep=gated_sleep, monotonic=vtime.monotonic, now=vtime.now)
+    fake_github.inject("repos/get", status=429, headers={"Retry-After": "7"})
+    first = asyncio.create_task(gh.getitem(REPO))
+    async with asyncio.timeout(5):
+        while not vtime.sleeps:
+            await asyncio.sleep(0.01)
+    second = asyncio.create_task(gh.getitem(REPO))
+    async with asyncio.timeout(5):
+        while len(vtime.sleeps) < 2:
+            await asyncio.sleep(0.01)
+    assert fake_github.count("repos/get") == 1
+    assert vtime.sleeps == [7.0, 7.0]
+    gate.set()
+    assert [r["name"] for r in await asyncio.gather(first, second)] == ["hello", "hello"]
+    assert fake_github.count("repos/get") == 3
 
 
 async def test_server_errors_are_retried_with_backoff(

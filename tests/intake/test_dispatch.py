@@ -3,10 +3,14 @@ nor makes them act twice on a retry, and every failure is reported."""
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
+
 import pytest
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
+from bot.github.client import RateLimited
 from bot.intake.dispatch import Context, Dispatcher, HandlerFailures
 from bot.storage.base import DeliveryStatus, Storage
 from tests.support.delivery_helpers import ManualClock, make_worker, new_delivery
@@ -56,3 +60,30 @@ async def test_dispatcher_reports_every_failure(storage: Storage) -> None:
     with pytest.raises(HandlerFailures) as raised:
         await Dispatcher(router, storage)(delivery)
     assert len(raised.value.failures) == 2
+
+
+async def test_rate_limited_handlers_are_reported_quietly(
+    storage: Storage, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A handler waiting for GitHub's reset is still a failure of this run (the worker defers
+    the delivery), but logged without a traceback: while an installation is paused, every
+    delivery of it ends this way."""
+    reset = datetime(2026, 11, 22, 13, 0, tzinfo=UTC)
+    router = Router()
+
+    @router.register("push")
+    async def paused(event: Event, context: Context) -> None:
+        raise RateLimited(1, reset)
+
+    await storage.record_delivery(new_delivery("d-rl"))
+    delivery = await storage.get_delivery("d-rl")
+    assert delivery is not None
+    caplog.set_level(logging.INFO, logger="bot.intake.dispatch")
+    with pytest.raises(HandlerFailures) as raised:
+        await Dispatcher(router, storage)(delivery)
+    [failure] = raised.value.failures.values()
+    assert isinstance(failure, RateLimited) and failure.reset_at == reset
+    [record] = [r for r in caplog.records if r.name == "bot.intake.dispatch"]
+    assert record.levelno == logging.INFO
+    assert record.exc_info is None
+    assert "installation 1" in record.getMessage()

@@ -10,7 +10,13 @@ import jsonschema
 import pytest
 
 from bot.judge.config import Mode
-from bot.judging.annotations import Annotation, annotation_batches, annotations_for, line_ref
+from bot.judging.annotations import (
+    MAX_ANNOTATIONS_PER_RUN,
+    Annotation,
+    annotation_batches,
+    line_ref,
+    run_annotations,
+)
 from tests.support.fakes.github_openapi import spec_dict
 from tests.support.verdict_builders import make_finding, make_record, make_round
 
@@ -71,7 +77,7 @@ def test_findings_and_line_improvements_become_annotations(mode: Mode, hard_leve
         injection_findings=[make_finding(source="injection", kind="instruction", line=9)],
         previous_rounds=[make_round(improvements=["docs/a.md:2-3: merge these"])],
     )
-    annotations = annotations_for(record, mode)
+    annotations = run_annotations([record], mode).shown
     by_line = {(a["path"], a["start_line"]): a for a in annotations}
     assert all(set(a) == ANNOTATION_KEYS for a in annotations)
     assert by_line[("docs/a.md", 3)]["annotation_level"] == hard_level
@@ -89,7 +95,7 @@ def test_findings_and_line_improvements_become_annotations(mode: Mode, hard_leve
 def test_duplicate_annotations_are_merged() -> None:
     same = "docs/a.md:2: merge these"
     record = make_record(improvements=[same], previous_rounds=[make_round(improvements=[same])])
-    assert len(annotations_for(record, Mode.BLOCKING)) == 1
+    assert len(run_annotations([record], Mode.BLOCKING).shown) == 1
 
 
 def test_annotation_batches() -> None:
@@ -101,3 +107,68 @@ def test_annotation_batches() -> None:
     assert [len(b) for b in annotation_batches(items, size=60)] == [60, 60]  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="positive"):
         annotation_batches(items, size=0)  # type: ignore[arg-type]
+
+
+# --- at most 50 per run, the most relevant first ------------------------------------
+
+
+def _where(annotations: Sequence[Annotation]) -> list[tuple[str, int, str]]:
+    return [(str(a["path"]), int(a["start_line"]), str(a["title"])) for a in annotations]
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_run_annotations_rank_hard_then_soft_then_judges_by_file_and_line(mode: Mode) -> None:
+    """Hard findings first (even in advisory mode, where they are only warnings), then
+    soft ones, then the judges' suggestions; each by file and line."""
+    record = make_record(
+        files=FILES,
+        improvements=["docs/a.md:1: define the term"],
+        mechanical_findings=[
+            make_finding(severity="soft", kind="long-line", path="docs/b.md", line=2),
+            make_finding(severity="soft", kind="long-line", path="docs/a.md", line=7),
+            make_finding(path="docs/b.md", line=9),
+        ],
+        injection_findings=[make_finding(source="injection", kind="instruction", line=4)],
+    )
+    chosen = run_annotations([record], mode)
+    assert _where(chosen.shown) == [
+        ("docs/a.md", 4, "injection finding: instruction (hard)"),
+        ("docs/b.md", 9, "mechanical finding: todo-marker (hard)"),
+        ("docs/a.md", 7, "mechanical finding: long-line (soft)"),
+        ("docs/b.md", 2, "mechanical finding: long-line (soft)"),
+        ("docs/a.md", 1, "deep judge (opencode/kimi-k2.5-free) suggests"),
+    ]
+    assert (chosen.total, chosen.left_out) == (5, 0)
+
+
+def test_a_flood_of_findings_is_cut_to_50_and_counted() -> None:
+    """The issue's case: a huge file full of broken anchors gave 3,184 annotations (64
+    requests). The run keeps 50, hard ones first, and counts the rest."""
+    soft = [
+        make_finding(severity="soft", kind="broken-anchor", line=n, message=f"no #a{n}")
+        for n in range(3_184, 0, -1)
+    ]
+    hard = make_finding(kind="conflict-marker", path="docs/b.md", line=99_000)
+    record = make_record(
+        files=FILES,
+        mechanical_findings=[*soft, hard],
+        improvements=["docs/a.md:1: fix the anchors"],
+    )
+    chosen = run_annotations([record], Mode.BLOCKING)
+    assert len(chosen.shown) == MAX_ANNOTATIONS_PER_RUN == 50
+    assert (chosen.total, chosen.left_out) == (3_186, 3_136)
+    assert chosen.shown[0]["start_line"] == 99_000
+    assert [a["start_line"] for a in chosen.shown[1:]] == list(range(1, 50))
+    assert len(annotation_batches(chosen.shown)) == 1
+    assert_valid_annotations(chosen.shown)
+
+
+def test_run_annotations_merge_groups_and_duplicates() -> None:
+    same = make_finding(line=3)
+    first = make_record(mechanical_findings=[same])
+    second = make_record(files=["docs/b.md"], mechanical_findings=[same, make_finding(line=1)])
+    chosen = run_annotations([first, second], Mode.BLOCKING)
+    assert [a["start_line"] for a in chosen.shown] == [1, 3]
+    assert chosen.left_out == 0
+    few = run_annotations([first, second], Mode.BLOCKING, limit=1)
+    assert (len(few.shown), few.total, few.left_out) == (1, 2, 1)

@@ -13,6 +13,7 @@ import pytest
 from bot.commands.grammar import parse_command
 from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict
+from bot.judging.annotations import annotation_at
 from bot.judging.check_run import (
     ACTION_OVERRIDE_ACCEPT,
     ACTION_REJUDGE_DEEP,
@@ -136,6 +137,71 @@ def test_undetermined_without_models_is_neutral_and_explained() -> None:
     assert out.text == ""
 
 
+THROTTLED_REASON = "throttled: 20 judgments in the last hour for scope 'octo/repo' (limit 20/hour)"
+BUDGET_REASON = "daily budget exhausted: 500 model calls today (budget 500)"
+
+
+@pytest.mark.parametrize(
+    ("cause", "reason", "word"),
+    [("throttled", THROTTLED_REASON, "throttle"), ("budget", BUDGET_REASON, "budget")],
+)
+def test_refusal_asks_for_a_maintainer_in_blocking_mode(cause: str, reason: str, word: str) -> None:
+    """Exhausting the throttle or the budget must not get a change through a required
+    check: in blocking mode the run asks for a maintainer and says why."""
+    record = make_unjudged(mode=cause, reason=reason)
+    out = render_check_run([record], Mode.BLOCKING)
+    assert out.conclusion == "action_required"
+    phrase = f"not judged: {word}; a maintainer may rerun or override"
+    assert out.title.startswith(phrase)
+    assert phrase in out.summary
+    assert "fail-open" not in out.summary
+    assert {a["identifier"] for a in out.actions} == {ACTION_REJUDGE_DEEP, ACTION_OVERRIDE_ACCEPT}
+    assert_valid_payloads(out)
+
+
+@pytest.mark.parametrize("cause", ["throttled", "budget"])
+def test_refusal_stays_neutral_in_advisory_mode(cause: str) -> None:
+    out = render_check_run([make_unjudged(mode=cause)], Mode.ADVISORY)
+    assert out.conclusion == "neutral"
+    assert "in blocking mode this verdict would conclude `action_required`" in out.summary
+    assert "not judged: " in out.summary
+
+
+def test_refused_group_among_judged_ones_still_asks_for_a_maintainer() -> None:
+    records = [make_record(), make_unjudged(mode="throttled", reason=THROTTLED_REASON)]
+    out = render_check_run(records, Mode.BLOCKING)
+    assert out.conclusion == "action_required"
+    assert out.title.startswith("not judged: throttle")
+    assert out.title.endswith("1 file in 2 groups")
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_outage_fails_open_and_says_so(mode: Mode) -> None:
+    """The judges were asked and failed: neutral in both modes, and the summary says
+    it is the fail-open rule, not a refusal."""
+    timeout = make_round(verdict=None, scores={}, average=None, error="timeout after 30s")
+    record = make_unjudged(
+        mode="quick", round=1, judge_tier=Tier.QUICK, previous_rounds=[timeout], model="m"
+    )
+    out = render_check_run([record], mode)
+    assert out.conclusion == "neutral"
+    assert "the judges could not be reached; fail-open" in out.summary
+    assert "not judged:" not in out.summary.lower()
+
+
+def test_notes_about_the_run_are_shown_without_html() -> None:
+    """The app's own sentences (a skip label that was not honoured, say) keep their
+    Markdown, but the names inside them cannot add HTML, lines or bidi controls."""
+    note = "The `judge-skip` label was not honoured: @bob\u202e added it <img src=x>\n# no."
+    out = render_check_run([make_record()], Mode.BLOCKING, details=CheckDetails(notes=[note]))
+    assert (
+        "The `judge-skip` label was not honoured: @bob\\u202e added it &lt;img src=x&gt; # no."
+        in out.summary.split("\n\n")
+    )
+    empty = render_check_run([], Mode.BLOCKING, details=CheckDetails(notes=["A note."]))
+    assert "A note." in empty.summary.split("\n\n")
+
+
 def test_no_records_is_neutral() -> None:
     out = render_check_run(
         [], Mode.BLOCKING, details=CheckDetails(left_out=[LeftOut("a.png", "binary")])
@@ -209,13 +275,31 @@ def test_substituted_and_failed_rounds() -> None:
 # --- annotations in the run ---------------------------------------------------------
 
 
-def test_all_annotations_returned_and_sent_in_batches_of_50() -> None:
+def test_at_most_50_annotations_and_the_summary_counts_the_rest() -> None:
+    """A flood of findings costs one request, not one per 50: the run keeps the 50 most
+    relevant annotations and its summary says how many were left out."""
     findings = [make_finding(line=i, message=f"problem {i}") for i in range(1, 121)]
     out = render_check_run([make_record(mechanical_findings=findings)], Mode.BLOCKING)
-    assert len(out.annotations) == 120
+    assert len(out.annotations) == 50
+    assert [a["start_line"] for a in out.annotations] == list(range(1, 51))
+    payloads = out.payloads()
+    assert [len(p["output"]["annotations"]) for p in payloads] == [50]
+    assert payloads[0]["conclusion"] == "failure" or payloads[0]["conclusion"] == "success"
+    assert "Annotations: 50 of 120 shown" in out.summary
+    assert "70 left out" in out.summary
+    assert_valid_payloads(out)
+    few = render_check_run([make_record(mechanical_findings=findings[:3])], Mode.BLOCKING)
+    assert len(few.annotations) == 3
+    assert "Annotations:" not in few.summary
+
+
+def test_payloads_still_batch_what_they_are_given() -> None:
+    annotations = [
+        annotation_at("docs/a.md", i, i, "warning", f"problem {i}", "t") for i in range(1, 121)
+    ]
+    out = CheckRunOutput(conclusion="neutral", title="t", summary="s", annotations=annotations)
     payloads = out.payloads()
     assert [len(p["output"]["annotations"]) for p in payloads] == [50, 50, 20]
-    assert payloads[0]["conclusion"] == "failure" or payloads[0]["conclusion"] == "success"
     assert all("conclusion" not in p for p in payloads[1:])
     assert_valid_payloads(out)
 
@@ -404,7 +488,7 @@ def test_nothing_to_judge_escapes_author_paths() -> None:
         "no watched file changed", [LeftOut(hostile, "not in the watched paths")]
     )
     assert out.summary.splitlines()[-1] == (
-        "- `docs/'x'|y # heading [redacted].md`: not in the watched paths"
+        "- `` docs/`x`|y # heading [redacted].md ``: not in the watched paths"
     )
     rendered = _all_strings(out)
     for fragment in SECRET_FRAGMENTS:
@@ -421,7 +505,7 @@ def test_gave_up_is_neutral_and_names_the_error_type() -> None:
     )
     assert_valid_payloads(out)
     odd = render_gave_up(f"Bad`Error {FAKE_SECRETS['openai']}")
-    assert "(`Bad'Error [redacted]`)" in odd.summary
+    assert "(`` Bad`Error [redacted] ``)" in odd.summary
     assert FAKE_SECRETS["openai"] not in _all_strings(odd)
 
 

@@ -383,6 +383,125 @@ async def test_release_without_retry_parks_as_failed(storage: Storage) -> None:
     assert await storage.release_delivery(claimed.delivery_id, WORKER_A, "x", None, now) is False
 
 
+async def test_defer_puts_back_pending_without_using_an_attempt(storage: Storage) -> None:
+    """A deferral (GitHub's rate limit) hands the delivery back due at `until`, and the
+    claim's attempt is given back: waiting on GitHub is not a failure."""
+    assert await storage.record_delivery(new_delivery())
+    claimed = await claim_one(storage)
+    assert claimed.attempts == 1
+    now = T0 + timedelta(hours=1)
+    until = now + timedelta(seconds=3554)
+    assert await storage.defer_delivery(claimed.delivery_id, WORKER_B, until) is False
+    assert await storage.defer_delivery(claimed.delivery_id, WORKER_A, until) is True
+    deferred = await storage.get_delivery(claimed.delivery_id)
+    assert deferred is not None
+    assert deferred.status is DeliveryStatus.PENDING
+    assert deferred.attempts == 0
+    assert deferred.next_attempt_at == until
+    assert (deferred.lease_owner, deferred.lease_expires_at) == (None, None)
+    assert deferred.last_error is None and deferred.finished_at is None
+    # The lease went with the deferral: nothing more to defer, complete or release.
+    assert await storage.defer_delivery(claimed.delivery_id, WORKER_A, until) is False
+    assert await storage.complete_delivery(claimed.delivery_id, WORKER_A, now) is False
+    before = until - timedelta(microseconds=1)
+    assert await storage.claim_deliveries(WORKER_B, 5, 60, before) == []
+    [again] = await storage.claim_deliveries(WORKER_B, 5, 60, until)
+    assert again.attempts == 1
+
+
+async def test_deferred_deliveries_resume_oldest_first(storage: Storage) -> None:
+    """Deliveries deferred to one reset come back in arrival order, whatever order they
+    were deferred in, ahead of deliveries that arrived after them."""
+    ids = await record_many(storage, 4)
+    now = T0 + timedelta(hours=1)
+    claimed = await storage.claim_deliveries(WORKER_A, 3, 60, now)
+    reset = now + timedelta(hours=1)
+    for delivery in reversed(claimed):
+        assert await storage.defer_delivery(delivery.delivery_id, WORKER_A, reset)
+    resumed = await storage.claim_deliveries(WORKER_B, 10, 60, reset)
+    assert [d.delivery_id for d in resumed] == ids
+    assert [d.attempts for d in resumed] == [1, 1, 1, 1]
+
+
+async def test_renew_lease_extends_only_the_holders_lease(storage: Storage) -> None:
+    """A heartbeat keeps a live worker's delivery; one whose lease was taken over is told
+    so (False) and changes nothing."""
+    assert await storage.record_delivery(new_delivery())
+    now = T0 + timedelta(seconds=10)
+    [claimed] = await storage.claim_deliveries(WORKER_A, 1, 30, now)
+    renewed_until = now + timedelta(seconds=50)
+    assert await storage.renew_lease(claimed.delivery_id, WORKER_B, renewed_until) is False
+    assert await storage.renew_lease(claimed.delivery_id, WORKER_A, renewed_until) is True
+    held = await storage.get_delivery(claimed.delivery_id)
+    assert held is not None
+    assert (held.lease_owner, held.lease_expires_at) == (WORKER_A, renewed_until)
+    assert held.attempts == 1
+    # Past the claim's lease, but inside the renewed one: nobody else gets it.
+    assert await storage.claim_deliveries(WORKER_B, 1, 30, now + timedelta(seconds=40)) == []
+    taken_at = renewed_until + timedelta(seconds=1)
+    [taken] = await storage.claim_deliveries(WORKER_B, 1, 30, taken_at)
+    assert taken.lease_owner == WORKER_B
+    assert await storage.renew_lease(claimed.delivery_id, WORKER_A, taken_at + timedelta(60)) is (
+        False
+    )
+    assert await storage.get_delivery(claimed.delivery_id) == taken
+    assert await storage.complete_delivery(claimed.delivery_id, WORKER_B, taken_at)
+    assert await storage.renew_lease(claimed.delivery_id, WORKER_B, taken_at) is False
+    assert await storage.renew_lease("missing", WORKER_A, taken_at) is False
+
+
+@pytest.mark.parametrize("installation_id", [2**63, -(2**63) - 1, 10**30])
+async def test_out_of_range_installation_id_fails_only_its_own_request(
+    storage: Storage, installation_id: int
+) -> None:
+    """A value no 64-bit column holds is refused with ValueError for its own request;
+    requests stored alongside it (SQLite commits them together) are unaffected."""
+    bad = new_delivery(1, installation_id=installation_id)
+    outcomes = await asyncio.gather(
+        storage.record_delivery(new_delivery(0)),
+        storage.record_delivery(bad),
+        storage.record_delivery(new_delivery(2, installation_id=2**63 - 1)),
+        return_exceptions=True,
+    )
+    assert outcomes[0] is True and outcomes[2] is True
+    assert isinstance(outcomes[1], ValueError)
+    assert "installation_id" in str(outcomes[1])
+    assert await storage.get_delivery(bad.delivery_id) is None
+    biggest = await storage.get_delivery(new_delivery(2).delivery_id)
+    assert biggest is not None and biggest.installation_id == 2**63 - 1
+    assert (await storage.count_deliveries())[DeliveryStatus.PENDING] == 2
+
+
+async def test_a_row_the_database_refuses_fails_only_its_own_request(storage: Storage) -> None:
+    """Whatever makes one insert fail (here a NOT NULL column, which no check before the
+    insert looks at), the other requests committed with it still succeed."""
+    refused = new_delivery(1, event=None)
+    outcomes = await asyncio.gather(
+        *(storage.record_delivery(new_delivery(n)) for n in (0, 2, 3)),
+        storage.record_delivery(refused),
+        storage.record_delivery(new_delivery(3)),
+        return_exceptions=True,
+    )
+    assert outcomes[:2] == [True, True]
+    assert isinstance(outcomes[3], Exception)
+    # Two concurrent requests for one id: either may win (PostgreSQL runs them on two
+    # connections), but exactly one does, even when the batch is retried row by row.
+    assert {outcomes[2], outcomes[4]} == {False, True}
+    assert await storage.get_delivery(refused.delivery_id) is None
+    assert (await storage.count_deliveries())[DeliveryStatus.PENDING] == 3
+
+
+async def test_naive_datetime_in_a_batch_fails_only_its_own_request(storage: Storage) -> None:
+    naive = new_delivery(1, received_at=datetime(2026, 1, 1))  # noqa: DTZ001
+    outcomes = await asyncio.gather(
+        storage.record_delivery(new_delivery(0)),
+        storage.record_delivery(naive),
+        return_exceptions=True,
+    )
+    assert outcomes[0] is True
+    assert isinstance(outcomes[1], ValueError) and "naive" in str(outcomes[1])
+
+
 async def test_count_deliveries_reports_every_status(storage: Storage) -> None:
     """Counts cover all statuses, zero included."""
     assert await storage.count_deliveries() == dict.fromkeys(DeliveryStatus, 0)
@@ -744,6 +863,8 @@ async def test_concurrent_deliveries_each_get_their_own_answer(storage: Storage)
 
 async def test_recording_on_a_closed_store_fails_every_caller(storage: Storage) -> None:
     await storage.close()
+    with pytest.raises(RuntimeError, match="not open"):
+        await storage.record_delivery(new_delivery(9))
     outcomes = await asyncio.gather(
         *(storage.record_delivery(new_delivery(n)) for n in range(3)),
         return_exceptions=True,

@@ -4,6 +4,7 @@ and a worker wired to a dispatcher with a short retry policy."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -28,17 +29,27 @@ class ManualClock:
         self.now += timedelta(seconds=seconds)
 
 
-def new_delivery(delivery_id: str, event: str = "push", **payload: Any) -> NewDelivery:
+def new_delivery(
+    delivery_id: str,
+    event: str = "push",
+    *,
+    installation_id: int = 1,
+    repository: str = "octo/hello",
+    received_at: datetime = T0,
+    **payload: Any,
+) -> NewDelivery:
     body = json.dumps({"action": None, **payload}).encode()
-    return NewDelivery(delivery_id, event, None, 1, "octo/hello", body, T0)
+    return NewDelivery(delivery_id, event, None, installation_id, repository, body, received_at)
 
 
-def make_worker(storage: Storage, router: Router, clock: ManualClock, **kwargs: Any) -> Worker:
+def make_worker(
+    storage: Storage, router: Router, clock: Callable[[], datetime], **kwargs: Any
+) -> Worker:
     policy = kwargs.pop("policy", RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
     return Worker(
         storage,
         Dispatcher(router, storage, clock=clock),
-        Metrics(),
+        kwargs.pop("metrics", None) or Metrics(),
         policy=policy,
         lease_seconds=kwargs.pop("lease_seconds", 30.0),
         poll_interval=0.01,

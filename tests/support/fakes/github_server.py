@@ -7,12 +7,15 @@ fixture fails the test at teardown when `errors` is not empty, so a test cannot 
 sends something GitHub would reject or the fake answers something GitHub would not.
 
 State is built through small builders with valid defaults (`add_repo`, `add_commit`, `add_pull`,
-`set_permission`, ...). Faults are injected per operation id (`inject`). Every call is recorded in
-`calls` for tests and benchmarks that count requests by kind.
+`set_permission`, ...). Faults are injected per operation id (`inject`). An installation's (or the
+App's) primary rate limit can be used up until a reset (`exhaust_rate_limit`), and an operation's
+answers can be held back until released (`hold`), as a GitHub that hangs. Every call is recorded
+in `calls` for tests and benchmarks that count requests by kind.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import string
@@ -101,6 +104,11 @@ class FakeGitHub:
         self.installations: dict[int, Installation] = {}
         self.tokens: dict[str, IssuedToken] = {}
         self._faults: dict[str, deque[Fault]] = {}
+        # Installation id (None: the App's JWT calls) -> when its used-up limit resets.
+        self._exhausted: dict[int | None, datetime] = {}
+        self._holds: dict[str, int] = {}
+        self._released = asyncio.Event()
+        self.held = asyncio.Event()
         self._users: dict[str, int] = {}
         self._next_id = 1000
         self._runner: web.AppRunner | None = None
@@ -333,6 +341,46 @@ class FakeGitHub:
             Fault(status, dict(headers or {}), default if body is None else body, times)
         )
 
+    def exhaust_rate_limit(self, installation_id: int | None, until: datetime) -> None:
+        """Answer every call of the installation (None: the App's JWT calls) as GitHub does
+        once the hourly limit is used up: 403, `x-ratelimit-remaining: 0`, reset at `until`
+        (on the fake's clock), until then."""
+        self._exhausted[installation_id] = until
+
+    def hold(self, operation_id: str, *, times: int = 1) -> None:
+        """Keep the next `times` calls of an operation waiting, unanswered, until `release()`
+        (a GitHub that hangs). `held` is set when the first of them arrives."""
+        self._holds[operation_id] = self._holds.get(operation_id, 0) + times
+
+    def release(self) -> None:
+        self._released.set()
+
+    async def _wait_if_held(self, operation_id: str) -> None:
+        if self._holds.get(operation_id, 0) <= 0:
+            return
+        self._holds[operation_id] -= 1
+        self.held.set()
+        await self._released.wait()
+
+    def _check_rate_limit(self, scope: int | None) -> None:
+        until = self._exhausted.get(scope)
+        if until is None:
+            return
+        if self.clock() >= until:
+            del self._exhausted[scope]
+            return
+        who = "the App" if scope is None else f"installation ID {scope}"
+        raise FakeGitHubError(
+            403,
+            f"API rate limit exceeded for {who}.",
+            {
+                "x-ratelimit-limit": "5000",
+                "x-ratelimit-remaining": "0",
+                "x-ratelimit-used": "5000",
+                "x-ratelimit-reset": str(int(until.timestamp())),
+            },
+        )
+
     def revoke_tokens(self, installation_id: int) -> None:
         """Invalidate every token of an installation, as GitHub does on reinstall."""
         for token, issued in list(self.tokens.items()):
@@ -390,6 +438,7 @@ class FakeGitHub:
         except ValueError:
             payload = None
         incoming = Incoming(request, operation, params, request.rel_url.query, payload)
+        await self._wait_if_held(operation.operation_id)
         try:
             reply = self._fault(operation.operation_id) or await self._authorise_and_handle(
                 incoming
@@ -415,6 +464,7 @@ class FakeGitHub:
             self._check_app_jwt(incoming.request)
         else:
             incoming.installation_id = self._check_token(incoming.request)
+        self._check_rate_limit(incoming.installation_id)
         handler = self._handlers.get(incoming.operation.operation_id)
         if handler is None:
             self.errors.append(f"fake does not implement {incoming.operation.operation_id}")
@@ -542,10 +592,13 @@ class FakeGitHub:
         template, op_id = "/graphql", "graphql"
         try:
             installation_id = self._check_token(request)
+            self._check_rate_limit(installation_id)
         except FakeGitHubError as err:
-            self._record(request, template, op_id, 401)
+            self._record(request, template, op_id, err.status)
             return web.json_response(
-                {"message": err.message, "documentation_url": DOCS}, status=401
+                {"message": err.message, "documentation_url": DOCS},
+                status=err.status,
+                headers={**self._rate_headers(), **err.headers},
             )
         fault = self._fault(op_id)
         if fault is not None:
