@@ -27,21 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from bot.gfm import (
     app_line,
     cell,
-    code,
     code_cell,
     finish,
     fit_blocks,
     one_line,
     plural,
-    quote_untrusted,
     scrub_secrets,
-    short_sha,
     table,
 )
 from bot.judge.config import Mode
@@ -49,7 +45,6 @@ from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.judging.annotations import (
     Annotation,
     RunAnnotations,
-    annotation_at,
     annotation_batches,
     run_annotations,
 )
@@ -291,7 +286,7 @@ def _actions(verdict: Verdict, overridden: bool) -> list[dict[str, str]]:
     return [a.as_dict() for a in actions[:MAX_ACTIONS]]
 
 
-def _finish(output: CheckRunOutput) -> CheckRunOutput:
+def finish_output(output: CheckRunOutput) -> CheckRunOutput:
     # Every render function ends here, so no output reaches GitHub unscrubbed or over a
     # limit, whatever its parts were built from.
     output.title = finish(output.title, TITLE_LIMIT)
@@ -310,7 +305,7 @@ def render_check_run(
     """The completed check run for a change judged as one or more records."""
     details = details or CheckDetails()
     if not records:
-        return _finish(
+        return finish_output(
             CheckRunOutput(
                 conclusion=conclusion_for(Verdict.UNDETERMINED, mode),
                 title="undetermined · nothing was judged",
@@ -346,7 +341,7 @@ def render_check_run(
     ]
     text = fit_blocks(text_blocks, TEXT_LIMIT, what="detail section")
     overridden = all(r.human_override for r in records)
-    return _finish(
+    return finish_output(
         CheckRunOutput(
             conclusion=run_conclusion(verdict, mode, cause),
             title=_title(records, mode, cause),
@@ -366,112 +361,12 @@ def render_in_progress(files: Sequence[str], *, tier: Tier | None = None) -> Che
         summary += " Files:\n\n" + files_line(files)
     # Before the file list is fetched there is nothing to count yet.
     what = plural(len(files), "file") if files else "this change"
-    return _finish(
+    return finish_output(
         CheckRunOutput(
             conclusion=None,
             status="in_progress",
             title=f"Judging {what}{stage}",
             summary=summary,
-        )
-    )
-
-
-class SkipReason(StrEnum):
-    LABEL = "label"
-    COMMIT_MESSAGE = "commit-message"
-
-
-def render_skipped(reason: SkipReason, by: str, *, label: str = "skip-judge") -> CheckRunOutput:
-    """Neutral run saying who or what bypassed the judge.
-
-    `by` is the login that applied the skip label, or the head commit sha whose message
-    carries `[skip judge]`."""
-    if reason is SkipReason.LABEL:
-        # The title is plain text; the summary is Markdown, where a login is escaped.
-        who = f"@{one_line(by, 39)}" if by else "someone"
-        shown = f"@{cell(by, 39)}" if by else "someone"
-        title = f"skipped · label {one_line(label, 50)} by {who}"
-        summary = (
-            f"Judging was bypassed: {shown} applied the {code(label, 50)} label. "
-            "Remove the label to judge this change."
-        )
-    else:
-        sha = short_sha(one_line(by, 40)) if by else "the head commit"
-        title = f"skipped · [skip judge] in {sha}"
-        summary = (
-            f"Judging was bypassed: the head commit {code(sha)} has `[skip judge]` in its "
-            "message. Push a commit without it to judge this change."
-        )
-    return _finish(CheckRunOutput(conclusion="neutral", title=title, summary=summary))
-
-
-def render_nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> CheckRunOutput:
-    """Neutral run for a change with no file to judge: `why` (the app's own words) and
-    the files left out with their reasons, at most MAX_LISTED_LEFT_OUT of them."""
-    lines = [f"Nothing to judge: {app_line(why, NOTE_LIMIT)}."]
-    if left_out:
-        lines.append("")
-        # Paths are the author's: a code span keeps backticks and markup from escaping.
-        lines.extend(
-            f"- {code(item.path)}: {cell(item.reason, 200)}"
-            for item in left_out[:MAX_LISTED_LEFT_OUT]
-        )
-        if len(left_out) > MAX_LISTED_LEFT_OUT:
-            lines.append(f"- … and {len(left_out) - MAX_LISTED_LEFT_OUT} more")
-    return _finish(
-        CheckRunOutput(conclusion="neutral", title="nothing to judge", summary="\n".join(lines))
-    )
-
-
-def render_gave_up(error_type: str) -> CheckRunOutput:
-    """The run's last word when judging kept failing with `error_type` (an exception's
-    class name): neutral, never a failure, because the judge fails open."""
-    return _finish(
-        CheckRunOutput(
-            conclusion="neutral",
-            title="undetermined · the judge could not finish",
-            summary=(
-                "judge-bot could not finish judging this commit after several attempts "
-                f"({code(error_type, 80)}), so it stays neutral. "
-                "Comment `/judge rerun` to try again."
-            ),
-        )
-    )
-
-
-def render_config_error(
-    error_message: str,
-    *,
-    path: str = ".github/judge.yml",
-    line: int | None = None,
-    key: str | None = None,
-) -> CheckRunOutput:
-    """Neutral run explaining which line or key of the repository config is wrong;
-    with a line it also annotates the config file."""
-    where = code(path, 120)
-    if line is not None:
-        where += f" line {line}"
-    if key:
-        where += f", key {code(key, 80)}"
-    summary = (
-        f"The judge configuration in {where} is invalid, so this change was not judged.\n\n"
-        + quote_untrusted(error_message, 4_000)
-        + "\n\nFix the file and push again; until then the judge stays neutral."
-    )
-    annotations: list[Annotation] = []
-    if line is not None and line >= 1:
-        annotations.append(
-            annotation_at(path, line, line, "warning", error_message, "invalid judge configuration")
-        )
-    title = "configuration error · " + (f"line {line}" if line else path)
-    if key:
-        title += f" · {key}"
-    return _finish(
-        CheckRunOutput(
-            conclusion="neutral",
-            title=one_line(title, TITLE_TARGET),
-            summary=summary,
-            annotations=annotations,
         )
     )
 
@@ -498,7 +393,7 @@ def render_override(
         lines.append(f"Recorded at {override.timestamp.isoformat()}.")
     lines.append(_mode_line(verdict, mode))
     lines.append("To restore the judges' verdict, comment `/judge override cancel`.")
-    return _finish(
+    return finish_output(
         CheckRunOutput(
             conclusion=conclusion_for(verdict, mode),
             title=one_line(f"{verdict.value} · human override by {who}", TITLE_TARGET),

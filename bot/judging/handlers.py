@@ -40,12 +40,7 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.judging import rules
-from bot.judging.check_run import (
-    CheckDetails,
-    render_check_run,
-    render_config_error,
-    render_gave_up,
-)
+from bot.judging.check_run import CheckDetails, render_check_run
 from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
@@ -58,6 +53,7 @@ from bot.judging.repo_config import (
     rubric_for,
 )
 from bot.judging.run_handle import Abandoned, RunHandle, already_completed, claim
+from bot.judging.run_notices import render_config_error, render_gave_up
 from bot.judging.state import (
     LabelGrant,
     load_grant,

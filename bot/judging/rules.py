@@ -17,14 +17,10 @@ from bot.judge.config import Mode
 from bot.judge.records import JudgedFile
 from bot.judge.watched_authors import is_listed_author
 from bot.judging.annotations import Annotation
-from bot.judging.check_run import (
-    CheckRunOutput,
-    SkipReason,
-    render_nothing_to_judge,
-    render_skipped,
-)
+from bot.judging.check_run import CheckRunOutput
 from bot.judging.four_eyes import Actor, AuthorizationFacts, person_decision
 from bot.judging.repo_config import LeftOut, RepoConfig, Selection, author_matches, select_files
+from bot.judging.run_notices import SkipReason, render_nothing_to_judge, render_skipped
 from bot.judging.state import LabelGrant, ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of
 

@@ -20,16 +20,18 @@ from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.judging.check_run import (
     CheckDetails,
     CheckRunOutput,
-    SkipReason,
     render_check_run,
-    render_config_error,
-    render_gave_up,
     render_in_progress,
-    render_nothing_to_judge,
     render_override,
-    render_skipped,
 )
 from bot.judging.repo_config import LeftOut
+from bot.judging.run_notices import (
+    SkipReason,
+    render_config_error,
+    render_gave_up,
+    render_nothing_to_judge,
+    render_skipped,
+)
 from tests.support.flow_helpers import (
     ACCEPT,
     GOOD_DOC,
