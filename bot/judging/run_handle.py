@@ -150,6 +150,7 @@ class RunHandle:
 
     async def _create_once(self, target: Target, fields: Mapping[str, Any]) -> RunRow:
         creator = {"owner": self.owner}
+        found: RunRow | None = None
         if not await self.storage.kv_put_if_absent(CREATOR_NAMESPACE, self.key, creator):
             current = await self.storage.kv_get(CREATOR_NAMESPACE, self.key) or {}
             if current.get("owner") != self.owner:
@@ -157,7 +158,10 @@ class RunHandle:
                 if waited is not None:
                     await self.gateway.update_check_run(waited.id, fields)
                     return waited
-        found = await self._find_on_github(target)
+            # A creator before us (this delivery's earlier attempt, or one that is gone)
+            # may have made the run without saving its id: ask GitHub. A fresh token
+            # means nobody tried, so the usual path costs no request for it.
+            found = await self._find_on_github(target)
         if found is not None:
             await self.gateway.update_check_run(found.id, fields)
         else:

@@ -23,7 +23,7 @@ from bot.github.client import GitHubApp, RetryPolicy
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judging.handlers import judge_target
-from bot.judging.run_handle import already_completed
+from bot.judging.run_handle import CREATOR_NAMESPACE, already_completed
 from bot.judging.state import ShaState, load_state, state_key
 from tests.support.fakes.github_fixtures import APP_ID, INSTALLATION_ID, KeyPair
 from tests.support.fakes.github_server import FakeGitHub
@@ -103,7 +103,9 @@ async def test_a_run_github_has_but_storage_lost_is_reused(advisory_bot: Harness
     number = open_pull(bot.fake, sha)
     services = bot.app[SERVICES].services
     gateway = RepoGateway(await services.github.installation_client(INSTALLATION_ID), REPO)
-    # What a worker killed right after the create leaves: the run, and no id in storage.
+    # What a worker killed right after the create leaves: its creation token, the run on
+    # GitHub, and no run id in storage.
+    await bot.storage.kv_put(CREATOR_NAMESPACE, state_key(REPO, sha), {"owner": "killed"})
     orphan, _ = await gateway.create_check_run(
         {"name": "judge", "head_sha": sha, "status": "in_progress"}
     )
