@@ -1,5 +1,7 @@
 """`python -m bot` serves the App, like `judge-bot serve`; other arguments go to the CLI."""
 
+from __future__ import annotations
+
 import sys
 
 from bot.cli import main

@@ -1,4 +1,9 @@
-"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console."""
+"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console.
+
+Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
+commands read the same environment, the same `.env` and the same database. A closed
+stdout ends any command quietly (`console.guard_closed_stdout`).
+"""
 
 from __future__ import annotations
 
@@ -12,11 +17,20 @@ from aiohttp import web
 from bot import __version__
 from bot.app import create_app
 from bot.judge import console as judge_console
+from bot.judge.config import JudgeConfig
 from bot.logs import configure_logging
-from bot.settings import SettingsError, load_judge_config, load_settings
+from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.storage.base import StorageUnavailable, describe_database
 
 log = logging.getLogger("bot")
+
+# PRIVATE_KEY_PATH first, as in the README and the guide: a downloaded .pem needs no
+# quoting, where a PEM pasted into PRIVATE_KEY does.
+SETUP_HINT = (
+    "APP_ID is not set: serving the registration guide at http://%s:%d/ (register the App "
+    "from app.yml, then set APP_ID, PRIVATE_KEY_PATH and WEBHOOK_SECRET; PRIVATE_KEY with "
+    "the PEM itself may replace PRIVATE_KEY_PATH)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,10 +39,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"judge-bot {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    serve = commands.add_parser("serve", help="run the GitHub App web server")
+    serve = commands.add_parser(
+        "serve",
+        help="run the GitHub App web server",
+        description="Run the GitHub App. Settings: the environment, then .env "
+        "(docs/configuration.md); without APP_ID, the registration guide only.",
+    )
     serve.set_defaults(handler=_serve)
     judge_console.register(commands)
     return parser
+
+
+def _start_log(settings: Settings, judge_config: JudgeConfig) -> None:
+    if not settings.configured:
+        log.warning(SETUP_HINT, settings.host, settings.port)
+    log.info("judge tiers: %s", judge_config.describe_tiers())
+    log.info(
+        "judge-bot %s listening on %s:%d, database %s",
+        __version__,
+        settings.host,
+        settings.port,
+        describe_database(settings.database_url),
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -39,20 +71,14 @@ def _serve(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         sys.stderr.write(f"judge-bot: configuration error: {exc}\n")
         return 2
-    secrets = [
-        value.get_secret_value()
-        for value in (settings.webhook_secret, settings.private_key)
-        if value is not None
-    ] + judge_config.api_keys()
-    configure_logging(settings.log_level, settings.log_format, secrets)
-    if not settings.configured:
-        log.warning(
-            "APP_ID is not set: serving the registration guide at http://%s:%d/ "
-            "(register the App from app.yml, then set APP_ID, PRIVATE_KEY and WEBHOOK_SECRET)",
-            settings.host,
-            settings.port,
-        )
-    log.info("judge-bot %s listening on %s:%d", __version__, settings.host, settings.port)
+    configure_logging(
+        settings.log_level,
+        settings.log_format,
+        settings.secret_values() + judge_config.api_keys(),
+        level_in_string=settings.log_level_in_string,
+        message_key=settings.log_message_key,
+    )
+    _start_log(settings, judge_config)
     try:
         web.run_app(
             create_app(settings, judge_config=judge_config),
@@ -68,14 +94,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help(sys.stderr)
-        return 2
-    result: int = handler(args)
-    return result
+    def command() -> int:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(sys.stderr)
+            return 2
+        result: int = handler(args)
+        return result
+
+    return judge_console.guard_closed_stdout(command)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,40 @@
-"""Server settings, named after Probot's so existing users feel at home.
+"""Every setting judge-bot reads, the server's and the judge's, through one loader.
 
-Built explicitly by the app factory (or by tests with keyword arguments), never at import.
-A `.env` file in the working directory is read too; real environment variables win.
+Names follow Probot's where Probot has one, so an existing Probot deployment's environment
+works unchanged; a Probot setting this App cannot honour (`REDIS_URL`, `SENTRY_DSN`, ...)
+is refused with one line rather than ignored, because an operator who set it expects it
+to do something.
+
+One loader (`load_settings`, `load_judge_config`, `load_database_url`, all through
+`_load`) reads the process environment and one `.env` file (`env_file`), and the
+environment wins. The server, `judge`, `verdicts export` and the pre-push hook therefore
+agree on every value, `DATABASE_URL` and `JUDGE_*` included. The models themselves read
+no file: only the loader decides which `.env` counts, so a model built directly (tests,
+a repository's overrides) never picks one up by accident.
+
+A `.env` that git tracks is refused unless named in `JUDGE_ENV_FILE`: the CLI and the
+hook run inside other people's repositories, and a committed `.env` could point
+`JUDGE_LLM_BASE_URL` at a host of its author's choosing while the user's key comes from
+the environment.
+
+Without `DATABASE_URL`, every command uses `judge-bot.sqlite3` at the top of the git work
+tree it runs in, or in the working directory outside one (`default_database_url`). Git
+runs the pre-push hook at the top of the work tree, so the hook, `judge`, `verdicts
+export` and `serve` find one file wherever in the repository they run.
+
+Problems become one `SettingsError` line that names the variable and never its value.
+Nothing is read at import.
 """
 
 from __future__ import annotations
 
-import enum
+import base64
+import binascii
+import os
+import subprocess
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -16,27 +42,146 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.intake.worker import DEFAULT_MAX_RUN_SECONDS
 from bot.judge.config import JudgeConfig
+from bot.logs import DEFAULT_MESSAGE_KEY, RESERVED_KEYS, SILENT, LogFormat
+
+__all__ = [
+    "DATABASE_FILE",
+    "DEFAULT_API_URL",
+    "ENV_FILE_VARIABLE",
+    "LOG_LEVELS",
+    "UNSUPPORTED",
+    "DatabaseSettings",
+    "LogFormat",
+    "Settings",
+    "SettingsError",
+    "default_database_url",
+    "derive_graphql_url",
+    "env_file",
+    "load_database_url",
+    "load_judge_config",
+    "load_settings",
+    "work_tree_top",
+]
 
 DEFAULT_API_URL = "https://api.github.com"
+ENV_FILE_VARIABLE = "JUDGE_ENV_FILE"
+DATABASE_FILE = "judge-bot.sqlite3"
 
+# Probot's LOG_LEVEL names (pino's) and the stdlib's, any case, to the stdlib's.
+LOG_LEVELS = {
+    "trace": "DEBUG",
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warn": "WARNING",
+    "warning": "WARNING",
+    "error": "ERROR",
+    "fatal": "CRITICAL",
+    "critical": "CRITICAL",
+    "silent": SILENT,
+}
 
-class LogFormat(enum.StrEnum):
-    JSON = "json"
-    PRETTY = "pretty"
+# Probot settings judge-bot has no counterpart for, and why (the refusal's one line).
+UNSUPPORTED = {
+    "redis_url": "REDIS_URL: not supported; judge-bot shares work between replicas through "
+    "its database (DATABASE_URL=postgresql://...), not Redis: unset REDIS_URL",
+    "sentry_dsn": "SENTRY_DSN: not supported; judge-bot reports errors in its log lines "
+    "only: unset SENTRY_DSN",
+}
 
 
 class SettingsError(Exception):
     """A setting is missing or malformed. The message names the variable, never its value."""
 
 
-class Settings(BaseSettings):
+# -- where settings come from ----------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git, or no such directory: not a work tree
+
+
+def work_tree_top(cwd: Path | None = None) -> Path | None:
+    """The top of the git work tree `cwd` is in, None outside one (or without git)."""
+    result = _git(cwd or Path.cwd(), "rev-parse", "--show-toplevel")
+    if result is None or result.returncode != 0 or not result.stdout.strip():
+        return None
+    return Path(result.stdout.strip())
+
+
+def default_database_url(cwd: Path | None = None) -> str:
+    """`judge-bot.sqlite3` at the top of the work tree, else in the working directory."""
+    top = work_tree_top(cwd)
+    if top is None:
+        return f"sqlite:///{DATABASE_FILE}"
+    return f"sqlite:///{top / DATABASE_FILE}"
+
+
+def _tracked_by_git(path: Path) -> bool:
+    result = _git(path.parent, "ls-files", "--error-unmatch", "--", path.name)
+    return result is not None and result.returncode == 0
+
+
+def env_file(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The one `.env` file: `JUDGE_ENV_FILE` when set (empty: none), else `.env` in the
+    working directory when it exists and git does not track it (module docstring)."""
+    environ = os.environ if environ is None else environ
+    base = cwd or Path.cwd()
+    named = environ.get(ENV_FILE_VARIABLE)
+    if named is not None:
+        if not named:
+            return None
+        path = base / named
+        if not path.is_file():
+            raise SettingsError(f"{ENV_FILE_VARIABLE}: no such file")
+        return path
+    path = base / ".env"
+    if not path.is_file():
+        return None
+    if _tracked_by_git(path):
+        raise SettingsError(
+            ".env: git tracks this file, so judge-bot does not read it (a repository's "
+            f"files must not choose where your keys are sent); set {ENV_FILE_VARIABLE}=.env "
+            f"to read it anyway, or {ENV_FILE_VARIABLE}= to read no file"
+        )
+    return path
+
+
+# -- the models ------------------------------------------------------------------------
+
+
+def _blank_is_unset(value: Any) -> Any:
+    # Probot's defaults are empty strings: `REDIS_URL=` in a .env means "not set".
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+class DatabaseSettings(BaseSettings):
+    """The one setting every command needs, the CLI's without the server's."""
+
     model_config = SettingsConfigDict(
-        env_file=".env",
-        env_file_encoding="utf-8",
         extra="ignore",
         case_sensitive=False,
         populate_by_name=True,
     )
+
+    database_url: str = Field(default_factory=default_database_url, alias="DATABASE_URL")
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str) -> str:
+        if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError("must start with sqlite:///, postgresql:// or postgres://")
+        return value
+
+
+class Settings(DatabaseSettings):
+    """The server's settings (the judge's are `JudgeConfig`, loaded the same way)."""
 
     app_id: str | None = Field(default=None, alias="APP_ID")
     private_key: SecretStr | None = Field(default=None, alias="PRIVATE_KEY")
@@ -47,9 +192,19 @@ class Settings(BaseSettings):
     port: Annotated[int, Field(ge=0, le=65535)] = Field(default=3000, alias="PORT")
     log_level: str = Field(default="INFO", alias="LOG_LEVEL")
     log_format: LogFormat = Field(default=LogFormat.JSON, alias="LOG_FORMAT")
+    # Our JSON lines always named levels; Probot's default (false) would be pino's numbers.
+    log_level_in_string: bool = Field(default=True, alias="LOG_LEVEL_IN_STRING")
+    log_message_key: str = Field(default=DEFAULT_MESSAGE_KEY, alias="LOG_MESSAGE_KEY")
     github_api_url: str = Field(default=DEFAULT_API_URL, alias="GITHUB_API_URL")
     github_graphql_url: str | None = Field(default=None, alias="GITHUB_GRAPHQL_URL")
-    database_url: str = Field(default="sqlite:///judge-bot.sqlite3", alias="DATABASE_URL")
+    ghe_host: str | None = Field(default=None, alias="GHE_HOST")
+    ghe_protocol: str | None = Field(default=None, alias="GHE_PROTOCOL")
+
+    # Read only to be refused (UNSUPPORTED, and GH_ORG in setup mode); secrets, as a DSN
+    # carries a key.
+    redis_url: SecretStr | None = Field(default=None, alias="REDIS_URL")
+    sentry_dsn: SecretStr | None = Field(default=None, alias="SENTRY_DSN")
+    gh_org: str | None = Field(default=None, alias="GH_ORG")
 
     # Delivery processing. Defaults suit one small instance; the names are ours (JUDGE_*).
     workers: Annotated[int, Field(ge=1, le=64)] = Field(default=4, alias="JUDGE_WORKERS")
@@ -74,13 +229,32 @@ class Settings(BaseSettings):
         default=30.0, alias="JUDGE_DELIVERY_RETENTION_DAYS"
     )
 
+    @field_validator("ghe_host", "ghe_protocol", "redis_url", "sentry_dsn", "gh_org", mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> Any:
+        return _blank_is_unset(value)
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
-        level = value.upper()
-        if level not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
-            raise ValueError("must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+        level = LOG_LEVELS.get(value.strip().lower())
+        if level is None:
+            raise ValueError(
+                "must be one of trace, debug, info, warn, error, fatal, silent (Probot's) "
+                "or DEBUG, INFO, WARNING, ERROR, CRITICAL"
+            )
         return level
+
+    @field_validator("log_message_key")
+    @classmethod
+    def _free_key(cls, value: str) -> str:
+        if not value or value in RESERVED_KEYS:
+            raise ValueError(
+                "must be a key the JSON line does not use already (not "
+                + ", ".join(sorted(RESERVED_KEYS))
+                + ")"
+            )
+        return value
 
     @field_validator("webhook_path")
     @classmethod
@@ -98,12 +272,54 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s) URL")
         return value.rstrip("/")
 
-    @field_validator("database_url")
+    @field_validator("ghe_host")
     @classmethod
-    def _known_database(cls, value: str) -> str:
-        if not value.startswith(("sqlite:///", "postgresql://", "postgres://")):
-            raise ValueError("must start with sqlite:///, postgresql:// or postgres://")
-        return value
+    def _bare_host(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        host = value.strip().rstrip("/")
+        if not host or "://" in host or "/" in host or any(c.isspace() for c in host):
+            raise ValueError("must be a host name, with an optional :port, without scheme or path")
+        return host
+
+    @field_validator("ghe_protocol")
+    @classmethod
+    def _web_protocol(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value.strip().lower() not in ("http", "https"):
+            raise ValueError("must be http or https")
+        return value.strip().lower()
+
+    @model_validator(mode="after")
+    def _enterprise_server(self) -> Settings:
+        """GHE_HOST, as Probot reads it: the API at {protocol}://{host}/api/v3. Given with
+        GITHUB_API_URL, both must name the same API, else neither is trusted."""
+        if self.ghe_host is None:
+            if self.ghe_protocol is not None:
+                raise ValueError("GHE_PROTOCOL is set without GHE_HOST: set both or neither")
+            return self
+        api_url = f"{self.ghe_protocol or 'https'}://{self.ghe_host}/api/v3"
+        if "github_api_url" in self.model_fields_set and self.github_api_url != api_url:
+            raise ValueError(
+                "GHE_HOST and GITHUB_API_URL name different servers: set only one of them"
+            )
+        self.github_api_url = api_url
+        return self
+
+    @model_validator(mode="after")
+    def _nothing_unsupported(self) -> Settings:
+        for field, refusal in UNSUPPORTED.items():
+            if getattr(self, field) is not None:
+                raise ValueError(refusal)
+        if self.gh_org is not None and not self.configured:
+            # Probot registers the App for GH_ORG in setup mode; our guide has the user
+            # register it by hand, so the organization is theirs to pick there.
+            raise ValueError(
+                "GH_ORG: not supported; judge-bot's registration guide has you register the "
+                "App by hand, under the organization you choose there: unset GH_ORG"
+            )
+        return self
 
     @model_validator(mode="after")
     def _credentials_complete(self) -> Settings:
@@ -129,12 +345,30 @@ class Settings(BaseSettings):
         return derive_graphql_url(self.github_api_url)
 
     def private_key_pem(self) -> str:
-        """The PEM text, from PRIVATE_KEY (with Probot's escaped newlines) or PRIVATE_KEY_PATH."""
+        """The PEM text, from PRIVATE_KEY (PEM with Probot's escaped newlines, or the PEM
+        base64-encoded, as Probot accepts) or PRIVATE_KEY_PATH."""
         if self.private_key is not None:
-            return self.private_key.get_secret_value().replace("\\n", "\n")
+            text = self.private_key.get_secret_value()
+            if "-----BEGIN" not in text:
+                text = _from_base64(text)
+            return text.replace("\\n", "\n")
         if self.private_key_path is not None:
             return self.private_key_path.read_text(encoding="utf-8")
         raise SettingsError("PRIVATE_KEY is not set")
+
+    def secret_values(self) -> list[str]:
+        """Every secret value set, for log scrubbing."""
+        values = (self.webhook_secret, self.private_key, self.redis_url, self.sentry_dsn)
+        return [value.get_secret_value() for value in values if value is not None]
+
+
+def _from_base64(text: str) -> str:
+    """`text` decoded when it is base64 of a PEM, else unchanged (then refused as not PEM)."""
+    try:
+        decoded = base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return text
+    return decoded if "-----BEGIN" in decoded else text
 
 
 def derive_graphql_url(api_url: str) -> str:
@@ -145,38 +379,56 @@ def derive_graphql_url(api_url: str) -> str:
     return base + "/graphql"
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Build settings from the environment (and .env), turning any problem into one clear
-    `SettingsError` that names the variable and never echoes its value."""
+# -- the loader ------------------------------------------------------------------------
+
+_Model = TypeVar("_Model", bound=BaseSettings)
+
+
+def _load(model: type[_Model], overrides: Mapping[str, Any], name: Callable[[str], str]) -> _Model:
+    """`model` from `overrides`, the environment and `env_file()`, in that order; any
+    problem is one `SettingsError` line naming each variable (`name` of a field)."""
+    source = env_file()
     try:
-        settings = Settings(**overrides)  # type: ignore[arg-type]
+        return model(_env_file=source, **overrides)
     except ValidationError as exc:
-        raise SettingsError(_describe(exc)) from None
+        raise SettingsError(_describe(exc, name)) from None
+
+
+def _describe(exc: ValidationError, name: Callable[[str], str]) -> str:
+    problems: list[str] = []
+    for error in exc.errors(include_url=False, include_input=False, include_context=False):
+        location = error.get("loc", ())
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        problem = f"{name(str(location[0]))}: {message}" if location else message
+        if problem not in problems:
+            problems.append(problem)
+    return "; ".join(problems)
+
+
+def _server_name(field: str) -> str:
+    return _ALIASES.get(field, field).upper()
+
+
+def _judge_name(field: str) -> str:
+    return f"JUDGE_{field.upper()}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """The server's settings; a configured App's private key is checked too."""
+    settings = _load(Settings, overrides, _server_name)
     if settings.configured:
         _check_private_key(settings)
     return settings
 
 
-def _describe(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    location = [str(part) for part in first.get("loc", ())]
-    message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-    if not location:
-        return message
-    name = _ALIASES.get(location[0], location[0]).upper()
-    return f"{name}: {message}"
+def load_judge_config(**overrides: object) -> JudgeConfig:
+    """The judge's `JUDGE_*` settings, from the same sources as the server's."""
+    return _load(JudgeConfig, overrides, _judge_name)
 
 
-def load_judge_config() -> JudgeConfig:
-    """The judge's `JUDGE_*` settings, with the same one-line error contract."""
-    try:
-        return JudgeConfig()
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        location = [str(part) for part in first.get("loc", ())]
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        name = f"JUDGE_{location[0].upper()}: " if location else ""
-        raise SettingsError(f"{name}{message}") from None
+def load_database_url() -> str:
+    """DATABASE_URL as the server reads it, for the commands that need nothing else."""
+    return _load(DatabaseSettings, {}, _server_name).database_url
 
 
 def _check_private_key(settings: Settings) -> None:

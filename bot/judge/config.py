@@ -1,7 +1,10 @@
-"""Judge configuration: typed settings read from `JUDGE_*` environment variables.
+"""Judge configuration: typed `JUDGE_*` settings.
 
-Built where the process starts (CLI, app factory) or directly in tests with keyword
-arguments; nothing here reads the environment at import.
+Loaded where the process starts (`serve`, the judge commands, the pre-push hook) by
+`bot.settings.load_judge_config`, the loader the server's settings use too, so the
+environment and `.env` count alike everywhere; built directly in tests with keyword
+arguments. The model reads the process environment only: which `.env` counts is the
+loader's decision. Nothing here reads anything at import.
 
 Endpoints resolve per tier: `JUDGE_<TIER>_BASE_URL` / `_API_KEY` / `_PROVIDER` fall back
 to `JUDGE_LLM_BASE_URL` / `JUDGE_LLM_API_KEY` / `JUDGE_LLM_PROVIDER`, and then (for the
@@ -28,8 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.judge.authorship import family_of_model
@@ -106,6 +110,19 @@ class Endpoint:
     def endpoint_key(self) -> tuple[str, str, str]:
         key = self.api_key.get_secret_value() if self.api_key is not None else ""
         return (self.provider, self.base_url, key)
+
+    @property
+    def host(self) -> str:
+        """The base URL's host and port only: a URL may carry a user, a password or a key
+        in its query, and this is what a log line shows."""
+        try:
+            parts = urlsplit(self.base_url)
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            return "?"
+        if not host:
+            return "?"
+        return f"{host}:{port}" if port else host
 
 
 def parse_alternate(entry: str, default_provider: str) -> tuple[str, str]:
@@ -311,6 +328,17 @@ class JudgeConfig(BaseSettings):
     def llm_configured(self) -> bool:
         return bool(self.tiers())
 
+    def describe_tiers(self) -> str:
+        """One line for the start-up log: each tier's model, family, provider and host,
+        never a key."""
+        tiers = self.tiers()
+        if not tiers:
+            return "none configured: mechanical checks only"
+        return "; ".join(
+            f"{tier.value} {seat.model} (family {seat.family}, {seat.provider} at {seat.host})"
+            for tier, seat in tiers.items()
+        )
+
     def api_keys(self) -> list[str]:
         """Every configured API key, for log scrubbing."""
         keys = [
@@ -322,21 +350,3 @@ class JudgeConfig(BaseSettings):
             self.alternate_anthropic_api_key,
         ]
         return [k.get_secret_value() for k in keys if k is not None and k.get_secret_value()]
-
-
-class JudgeConfigError(ValueError):
-    """The JUDGE_* settings are invalid. The message never quotes input values, which
-    may be API keys."""
-
-
-def load_config(**overrides: Any) -> JudgeConfig:
-    """Read the environment (plus `overrides`); raise `JudgeConfigError` when invalid."""
-    try:
-        return JudgeConfig(**overrides)
-    except ValidationError as exc:
-        problems = []
-        for error in exc.errors(include_url=False, include_input=False, include_context=False):
-            where = ".".join(str(part) for part in error["loc"])
-            message = str(error["msg"]).removeprefix("Value error, ")
-            problems.append(f"JUDGE_{where.upper()}: {message}" if where else message)
-        raise JudgeConfigError("; ".join(problems)) from None

@@ -1,19 +1,25 @@
 """Judge commands for the `judge-bot` CLI.
 
-    judge-bot judge --task-id ID --description TEXT --acceptance TEXT
-                    [--rubric content|code|completion] [--sensitive] [--json] FILES...
-    judge-bot pre-push REMOTE URL          (run by git; see bot.judge.pre_push)
-    judge-bot install-hook [--force]       (writes .git/hooks/pre-push)
-    judge-bot verdicts export [--since ISO] [--task-id ID]
+    judge-bot judge --task-id ID --description TEXT --acceptance TEXT [options] FILE...
+    judge-bot pre-push [REMOTE] [URL] [--database-url URL]   (run by git; bot.judge.pre_push)
+    judge-bot install-hook [--force] [--python PATH]          (writes .git/hooks/pre-push)
+    judge-bot verdicts export [--since ISO] [--task-id ID] [--database-url URL]
 
 `judge` exits 0 accepted, 1 rejected, 2 human fallback (escalate or improve),
 3 undetermined: also whenever nothing was judged (usage, configuration, input and
 storage errors, an internal crash), so a script never reads a failure as a reject.
 `judge --help` exits 0. `pre-push` exits `pre_push.BLOCK_EXIT` to block a push (the
 installed hook script maps it to 1) and 0 otherwise.
-Records go to DATABASE_URL (default `sqlite:///judge-bot.sqlite3` in the working
-directory); the pre-push hook defaults to a database inside the git directory so the
-working tree stays clean.
+
+Settings come from `bot.settings`' one loader (environment, then `.env`), so these
+commands and `serve` agree. Records go to `--database-url`, else DATABASE_URL, else
+`judge-bot.sqlite3` at the top of the git work tree (outside one: the working directory).
+Git runs the hook at the top of the work tree, so `verdicts export` anywhere in the
+repository reads what the hook wrote; `install-hook` keeps that file out of `git status`.
+
+A reader that stops early (`| head`) closes stdout: every command then stops quietly
+(`guard_closed_stdout`) with status 141, as a process killed by SIGPIPE reports, except
+`judge`, whose status stays its verdict (the record is stored either way).
 
 `register(subparsers)` adds the commands to the main parser in bot/cli.py; `main(argv)`
 runs them on their own (tests, and the installed hook via `python -m bot.judge.console`).
@@ -28,14 +34,14 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
 
-from bot.judge.config import JudgeConfig, JudgeConfigError, load_config
+from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.pre_push import (
     HOOK_MARKER,
@@ -46,12 +52,23 @@ from bot.judge.pre_push import (
     skip_requested,
 )
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, VerdictRecord
+from bot.settings import (
+    DATABASE_FILE,
+    SettingsError,
+    load_database_url,
+    load_judge_config,
+)
 from bot.storage import storage_from_url
-from bot.storage.base import Storage
+from bot.storage.base import Storage, describe_database
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_DATABASE_URL = "sqlite:///judge-bot.sqlite3"
+DATABASE_HELP = (
+    "where records are stored (default: DATABASE_URL from the environment or .env, else "
+    f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
+)
+EXIT_STDOUT_CLOSED = 141
+"""128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 EXIT_CODES: dict[Verdict, int] = {
     Verdict.ACCEPT: 0,
     Verdict.REJECT: 1,
@@ -65,6 +82,31 @@ EXIT_UNDETERMINED = 3
 def _out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: what the closed pipe refused stays buffered, and the
+    interpreter's last flush would otherwise print "Exception ignored ... BrokenPipeError"."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # no file descriptor (captured in a test): nothing is flushed at exit either
+
+
+def guard_closed_stdout(command: Callable[[], int]) -> int:
+    """Run `command`; a reader that closed the pipe early ends it quietly with
+    `EXIT_STDOUT_CLOSED` instead of a traceback."""
+    try:
+        try:
+            return command()
+        finally:
+            # Flush here, inside the guard: help text, say, is only buffered when written.
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_STDOUT_CLOSED
 
 
 def _err(text: str) -> None:
@@ -164,8 +206,12 @@ def exit_code_for(record: VerdictRecord) -> int:
 
 
 def _database_url(args: argparse.Namespace) -> str:
-    url: str = args.database_url or os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
-    return url
+    """`--database-url`, else the server's DATABASE_URL and default (module docstring);
+    raises `SettingsError` for a malformed DATABASE_URL."""
+    if args.database_url:
+        url: str = args.database_url
+        return url
+    return load_database_url()
 
 
 def _known_paths(cwd: Path) -> frozenset[str]:
@@ -213,22 +259,21 @@ class _JudgeArgumentParser(argparse.ArgumentParser):
         return parsed, extras
 
 
-def _cmd_judge(args: argparse.Namespace) -> int:
-    try:
-        config = load_config()
-    except JudgeConfigError as exc:
-        _err(f"judge-bot: configuration error: {exc}")
-        return EXIT_UNDETERMINED
+def _read_files(names: Sequence[str]) -> list[JudgedFile] | None:
     files: list[JudgedFile] = []
-    for name in args.files:
+    for name in names:
         path = Path(name)
         try:
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             _err(f"judge-bot: cannot read {name}: {exc.strerror}")
-            return EXIT_UNDETERMINED
+            return None
         files.append(JudgedFile(path=path.as_posix(), content=content))
-    request = JudgeRequest(
+    return files
+
+
+def _judge_request(args: argparse.Namespace, files: list[JudgedFile]) -> JudgeRequest:
+    return JudgeRequest(
         task=TaskSpec(
             task_id=args.task_id,
             description=args.description,
@@ -244,7 +289,31 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         bypass_cache=args.no_cache,
         known_paths=_known_paths(Path.cwd()),
     )
-    url = _database_url(args)
+
+
+def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
+    """Print the verdict; a reader gone already changes nothing (the record is stored)."""
+    try:
+        if args.json:
+            _out(record.to_jsonl())
+        else:
+            _out(render_table(record))
+            _out(f"record appended to {describe_database(url)}")
+    except BrokenPipeError:
+        _drop_stdout()
+
+
+def _cmd_judge(args: argparse.Namespace) -> int:
+    try:
+        config = load_judge_config()
+        url = _database_url(args)
+    except SettingsError as exc:
+        _err(f"judge-bot: configuration error: {exc}; nothing was judged")
+        return EXIT_UNDETERMINED
+    files = _read_files(args.files)
+    if files is None:
+        return EXIT_UNDETERMINED
+    request = _judge_request(args, files)
     try:
         storage = storage_from_url(url)
     except ValueError as exc:
@@ -263,22 +332,17 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             what += f": {exc}"
         _err(f"judge-bot: the judgment failed ({what}); nothing was judged")
         return EXIT_UNDETERMINED
-    if args.json:
-        _out(record.to_jsonl())
-    else:
-        _out(render_table(record))
-        _out(f"record appended to {url.split('://', 1)[0]} storage")
+    _show(record, args, url)
     return exit_code_for(record)
 
 
 # -- pre-push ---------------------------------------------------------------------------
 
 
-async def _pre_push(args: argparse.Namespace, config: JudgeConfig, stdin_text: str) -> int:
+async def _pre_push(
+    args: argparse.Namespace, config: JudgeConfig, url: str, stdin_text: str
+) -> int:
     git = Git(Path.cwd())
-    url = args.database_url or os.environ.get("DATABASE_URL")
-    if url is None:
-        url = "sqlite:///" + str(await git.git_dir() / "judge-bot.sqlite3")
     storage = storage_from_url(url)
     await storage.open()
     try:
@@ -307,12 +371,15 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
         return 0
     stdin_text = sys.stdin.read()
     try:
-        config = load_config()
-    except JudgeConfigError as exc:
+        config = load_judge_config()
+        url = _database_url(args)
+    except SettingsError as exc:
         _err(f"[judge] configuration error, not judging: {exc}")
         return 0
     try:
-        return asyncio.run(_pre_push(args, config, stdin_text))
+        return asyncio.run(_pre_push(args, config, url, stdin_text))
+    except BrokenPipeError:
+        raise  # stderr is gone: nothing more can be said (guard_closed_stdout)
     except (GitError, OSError, ValueError) as exc:
         _err(f"[judge] skipped: {exc}")
         return 0
@@ -325,37 +392,66 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
 
 # -- install-hook -------------------------------------------------------------------------
 
+# The default database and SQLite's companions, at the top of the work tree (where git
+# runs the hook): kept out of `git status` so they are never committed by accident.
+EXCLUDED = (f"/{DATABASE_FILE}", f"/{DATABASE_FILE}-*")
 
-def _cmd_install_hook(args: argparse.Namespace) -> int:
+
+def _git_path(name: str) -> Path | None:
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "--git-path", "hooks/pre-push"],
+            ["git", "rev-parse", "--git-path", name],
             capture_output=True,
             text=True,
             check=True,
             timeout=30,
         )
     except (OSError, subprocess.SubprocessError):
+        return None
+    path = Path(out.stdout.strip())
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+def _exclude_database(exclude: Path) -> bool:
+    """Add `EXCLUDED` to the repository's own exclude file; True when it changed."""
+    text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    missing = [line for line in EXCLUDED if line not in text.splitlines()]
+    if not missing:
+        return False
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    with exclude.open("a", encoding="utf-8") as out:
+        out.write(prefix + "# judge-bot's records (judge-bot install-hook)\n")
+        out.write("".join(line + "\n" for line in missing))
+    return True
+
+
+def _cmd_install_hook(args: argparse.Namespace) -> int:
+    hook = _git_path("hooks/pre-push")
+    exclude = _git_path("info/exclude")
+    if hook is None or exclude is None:
         _err("judge-bot: not inside a git repository")
         return 1
-    hook = Path(out.stdout.strip())
-    if not hook.is_absolute():
-        hook = Path.cwd() / hook
     if hook.exists() and HOOK_MARKER not in hook.read_text(errors="replace") and not args.force:
         _err(f"judge-bot: {hook} exists and is not ours; use --force to replace it")
         return 1
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.write_text(hook_script(args.python or sys.executable), encoding="utf-8")
     hook.chmod(0o755)
+    excluded = _exclude_database(exclude)
+    # Printed last: a reader gone already (| head) leaves the work done all the same.
     _out(f"installed {hook}")
+    if excluded:
+        _out(f"{DATABASE_FILE} kept out of git status ({exclude})")
     return 0
 
 
 # -- verdicts export ------------------------------------------------------------------------
 
 
-async def _export(url: str, since: datetime | None, task_id: str | None) -> list[dict[str, Any]]:
-    storage = storage_from_url(url)
+async def _export(
+    storage: Storage, since: datetime | None, task_id: str | None
+) -> list[dict[str, Any]]:
     await storage.open()
     try:
         stored = await storage.list_verdicts(task_id=task_id, since=since)
@@ -364,18 +460,41 @@ async def _export(url: str, since: datetime | None, task_id: str | None) -> list
     return [v.record for v in stored]
 
 
+def _since(text: str | None) -> datetime | None:
+    """`--since` as an aware datetime; raises ValueError with the line to print."""
+    if not text:
+        return None
+    try:
+        since = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--since {text!r} is not an ISO 8601 timestamp") from None
+    if since.tzinfo is None:
+        raise ValueError("--since needs a timezone (e.g. 2026-02-15T00:00:00+00:00)")
+    return since
+
+
 def _cmd_export(args: argparse.Namespace) -> int:
-    since: datetime | None = None
-    if args.since:
-        try:
-            since = datetime.fromisoformat(args.since)
-        except ValueError:
-            _err(f"judge-bot: --since {args.since!r} is not an ISO 8601 timestamp")
-            return 2
-        if since.tzinfo is None:
-            _err("judge-bot: --since needs a timezone (e.g. 2026-02-15T00:00:00+00:00)")
-            return 2
-    for record in asyncio.run(_export(_database_url(args), since, args.task_id)):
+    try:
+        since = _since(args.since)
+        url = _database_url(args)
+        storage = storage_from_url(url)  # its errors name the problem, never the URL
+    except SettingsError as exc:
+        _err(f"judge-bot: configuration error: {exc}")
+        return 2
+    except ValueError as exc:
+        _err(f"judge-bot: {exc}")
+        return 2
+    try:
+        records = asyncio.run(_export(storage, since, args.task_id))
+    except Exception as exc:
+        # As in `judge`: a driver's message may quote a DSN, so only its type is shown.
+        logger.debug("export failed", exc_info=True)
+        what = type(exc).__name__
+        if isinstance(exc, OSError | sqlite3.Error):
+            what += f": {exc}"
+        _err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
+        return 2
+    for record in records:
         _out(VerdictRecord.model_validate(record).to_jsonl())
     return 0
 
@@ -383,35 +502,72 @@ def _cmd_export(args: argparse.Namespace) -> int:
 # -- argparse wiring ----------------------------------------------------------------------
 
 
-def register(subparsers: Any) -> None:
-    """Add judge, pre-push, install-hook and verdicts to an argparse subparsers object."""
-    judge = subparsers.add_parser("judge", help="judge files against a task with the LLM tiers")
+JUDGE_EPILOG = """\
+exit status:
+  0  accept: the judges accepted the files
+  1  reject: the judges (or a hard mechanical finding) rejected them
+  2  human fallback: improve or escalate, a maintainer decides
+  3  undetermined: no judge answered, or nothing was judged (usage,
+     configuration, unreadable file, storage or internal error)
+Closing stdout early (| head) does not change the status.
+Settings: JUDGE_* from the environment or .env (docs/judging.md).
+"""
+
+
+def _add_judge(subparsers: Any) -> None:
+    judge = subparsers.add_parser(
+        "judge",
+        help="judge files against a task with the LLM tiers",
+        description="Judge FILEs as one change against a task; print the verdict and "
+        "store its record.",
+        epilog=JUDGE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     # add_parser builds every subparser with one class; only this one changes its errors.
     judge.__class__ = _JudgeArgumentParser
-    judge.add_argument("--task-id", required=True)
-    judge.add_argument("--description", required=True)
-    judge.add_argument("--acceptance", required=True)
+    judge.add_argument(
+        "--task-id", required=True, help="id of the task (e.g. issue-42), kept in the record"
+    )
+    judge.add_argument(
+        "--description", required=True, help="what the task asked for; the judges read it"
+    )
+    judge.add_argument(
+        "--acceptance", required=True, help="the acceptance criteria the files must meet"
+    )
     judge.add_argument("--directive", action="append", help="an extra directive (repeatable)")
-    judge.add_argument("--rubric", choices=[r.value for r in RubricName], default="content")
+    judge.add_argument(
+        "--rubric",
+        choices=[r.value for r in RubricName],
+        default="content",
+        help="content (prose, the default), code or completion",
+    )
     judge.add_argument("--sensitive", action="store_true", help="always run the deep judge")
     judge.add_argument("--json", action="store_true", help="print the record as JSON")
     judge.add_argument("--no-cache", action="store_true", help="ignore the verdict cache")
-    judge.add_argument("--repository")
-    judge.add_argument("--head-sha")
+    judge.add_argument("--repository", help="repository the files belong to, kept in the record")
+    judge.add_argument("--head-sha", help="commit the files were read at, kept in the record")
     judge.add_argument("--scope", help="throttle scope (default: this directory)")
-    judge.add_argument("--database-url", help=f"default: $DATABASE_URL or {DEFAULT_DATABASE_URL}")
-    judge.add_argument("files", nargs="+", metavar="FILE")
+    judge.add_argument("--database-url", help=DATABASE_HELP)
+    judge.add_argument("files", nargs="+", metavar="FILE", help="files to judge, as one change")
     judge.set_defaults(handler=_cmd_judge)
 
+
+def register(subparsers: Any) -> None:
+    """Add judge, pre-push, install-hook and verdicts to an argparse subparsers object."""
+    _add_judge(subparsers)
+
     hook = subparsers.add_parser("pre-push", help="git pre-push hook (reads git's stdin)")
-    hook.add_argument("remote", nargs="?")
-    hook.add_argument("url", nargs="?")
-    hook.add_argument(
-        "--database-url", help="default: $DATABASE_URL or <git dir>/judge-bot.sqlite3"
-    )
+    hook.add_argument("remote", nargs="?", help="name of the remote (git passes it)")
+    hook.add_argument("url", nargs="?", help="URL of the remote (git passes it)")
+    hook.add_argument("--database-url", help=DATABASE_HELP)
     hook.set_defaults(handler=_cmd_pre_push)
 
-    install = subparsers.add_parser("install-hook", help="install the judge as .git/hooks/pre-push")
+    install = subparsers.add_parser(
+        "install-hook",
+        help="install the judge as .git/hooks/pre-push",
+        description=f"Write the pre-push hook and keep {DATABASE_FILE} (where it stores "
+        "records) out of git status through .git/info/exclude.",
+    )
     install.add_argument("--force", action="store_true", help="replace a foreign pre-push hook")
     install.add_argument("--python", help="interpreter the hook runs (default: this one)")
     install.set_defaults(handler=_cmd_install_hook)
@@ -420,8 +576,8 @@ def register(subparsers: Any) -> None:
     actions = verdicts.add_subparsers(dest="verdicts_command", metavar="ACTION", required=True)
     export = actions.add_parser("export", help="print records as JSONL, oldest first")
     export.add_argument("--since", help="only records at or after this ISO 8601 time")
-    export.add_argument("--task-id")
-    export.add_argument("--database-url", help=f"default: $DATABASE_URL or {DEFAULT_DATABASE_URL}")
+    export.add_argument("--task-id", help="only records of this task")
+    export.add_argument("--database-url", help=DATABASE_HELP)
     export.set_defaults(handler=_cmd_export)
 
 
@@ -432,9 +588,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result: int = args.handler(args)
-    return result
+    def command() -> int:
+        args = build_parser().parse_args(argv)
+        result: int = args.handler(args)
+        return result
+
+    return guard_closed_stdout(command)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each 
    or email; all commits when unset);
 4. watched files they touched (`JUDGE_PATHS` globs, default Markdown under research/,
    knowledge/, docs/, plans/) read at the local sha with `git show`;
-5. one judgment per ref through the engine, record appended to storage.
+5. one judgment per ref through the engine, record appended to storage (DATABASE_URL,
+   else `judge-bot.sqlite3` at the top of the work tree, where git runs the hook, so
+   `judge-bot verdicts export` run in the repository reads it; see bot.settings).
 
 Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) never
 blocks; blocking mode blocks only when a ref got NO-GO (`judgment.go_no_go`, the rule
@@ -295,10 +297,6 @@ class Git:
     async def tree_paths(self, sha: str) -> frozenset[str]:
         out = await self.run("ls-tree", "-r", "--name-only", sha)
         return frozenset(line for line in out.splitlines() if line)
-
-    async def git_dir(self) -> Path:
-        out = await self.run("rev-parse", "--absolute-git-dir")
-        return Path(out.strip())
 
 
 async def build_request(

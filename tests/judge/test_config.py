@@ -299,3 +299,24 @@ def test_validation_errors_never_quote_keys() -> None:
     assert "share the model family" in text
     for fragment in (key, key[:12], key[-8:], "Zq7Wm2"):
         assert fragment not in text
+
+
+def test_describe_tiers_names_model_family_provider_and_host_never_a_key() -> None:
+    """The line `serve` logs at start: enough to see what judges, nothing to leak."""
+    key = "sk-proxy-" + "Zq7Wm2Xr9Lt4Pv8Nc3Bd"
+    config = JudgeConfig(
+        llm_base_url=f"https://user:{key}@llm.example.com:8443/v1?api_key={key}",
+        llm_api_key=key,
+        quick_model="gpt-5-nano",
+        deep_model="claude-sonnet-4",
+        deep_provider="anthropic",
+        deep_base_url="https://api.anthropic.com",
+        deep_api_key=key + "-deep",
+    )
+    line = config.describe_tiers()
+    assert line == (
+        "quick gpt-5-nano (family openai, openai at llm.example.com:8443); "
+        "deep claude-sonnet-4 (family anthropic, anthropic at api.anthropic.com)"
+    )
+    assert "Zq7Wm2" not in line and "user" not in line
+    assert JudgeConfig().describe_tiers().startswith("none configured")

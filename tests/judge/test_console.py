@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,15 @@ from typing import Any
 
 import pytest
 
-from bot.judge.console import build_parser, main, render_table
+from bot.judge.console import (
+    EXIT_STDOUT_CLOSED,
+    _exclude_database,
+    build_parser,
+    guard_closed_stdout,
+    main,
+    render_table,
+)
+from bot.judge.engine import append_record
 from bot.judge.records import (
     CallStats,
     Finding,
@@ -23,7 +32,9 @@ from bot.judge.records import (
     Verdict,
     VerdictRecord,
 )
+from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
+from tests.support.verdict_builders import make_record
 
 SECRET = "sk-test-SECRET-4242"
 QUICK, DEEP, TIE = "gpt-5-nano", "kimi-k2.5", "llama-3.3-70b"
@@ -394,3 +405,256 @@ def test_render_table() -> None:
     assert "[soft] broken-link docs/a.md:3: link to missing.md" in table
     assert "authored by families: openai" in table
     assert "from the verdict cache" not in table
+
+
+# ---- one loader: .env counts for the judge commands as for `serve` ----------------------------
+
+
+def dotenv_for(fake: FakeOpenAIServer, **extra: str) -> str:
+    values = {
+        "JUDGE_LLM_BASE_URL": fake.base_url,
+        "JUDGE_LLM_API_KEY": SECRET,
+        "JUDGE_QUICK_MODEL": QUICK,
+        "JUDGE_QUICK_TIMEOUT": "5",
+        **extra,
+    }
+    return "".join(f"{name}={value}\n" for name, value in values.items())
+
+
+async def test_judge_reads_its_settings_from_dotenv(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    """The defect: following docs/configuration.md (.env) gave "undetermined" every time."""
+    fake_llm.api_key = SECRET
+    fake_llm.script(QUICK, Reply.json(ACCEPT))
+    (workdir / ".env").write_text(dotenv_for(fake_llm))
+    code, out, err = await run_cli(workdir, clean_env(), *JUDGE_ARGS, "research/signal.md")
+    assert code == 0, out + err
+    assert "verdict: ACCEPT (GO)" in out
+    assert SECRET not in out + err
+
+
+async def test_database_url_in_dotenv_is_used_by_judge_and_export(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    """`serve`, `judge` and `verdicts export` open one database: DATABASE_URL from .env."""
+    fake_llm.api_key = SECRET
+    fake_llm.default = Reply.json(ACCEPT)
+    (workdir / ".env").write_text(dotenv_for(fake_llm, DATABASE_URL="sqlite:///shared.db"))
+    code, out, err = await run_cli(workdir, clean_env(), *JUDGE_ARGS, "research/signal.md")
+    assert code == 0, out + err
+    assert "record appended to sqlite:///shared.db" in out
+    assert (workdir / "shared.db").exists()
+    assert not (workdir / "judge-bot.sqlite3").exists()
+    code, exported, err = await run_cli(workdir, clean_env(), "verdicts", "export")
+    assert code == 0, err
+    assert [json.loads(line)["task_id"] for line in exported.splitlines()] == ["issue-42"]
+
+
+async def test_a_bad_database_url_in_dotenv_is_one_line(workdir: Path) -> None:
+    (workdir / ".env").write_text("DATABASE_URL=mysql://root:hunter2pw@db/x\n")
+    code, out, err = await run_cli(workdir, clean_env(), "verdicts", "export")
+    assert (code, out) == (2, "")
+    assert err == (
+        "judge-bot: configuration error: DATABASE_URL: must start with sqlite:///, "
+        "postgresql:// or postgres://\n"
+    )
+    code, out, err = await run_cli(workdir, clean_env(), *JUDGE_ARGS, "research/signal.md")
+    assert (code, out) == (3, "")
+    assert "DATABASE_URL" in err and "nothing was judged" in err and "hunter2pw" not in err
+
+
+async def test_export_of_an_unreadable_database_is_one_line(workdir: Path) -> None:
+    url = "sqlite:////proc/no-such-dir/x.db"
+    code, out, err = await run_cli(
+        workdir, clean_env(), "verdicts", "export", "--database-url", url
+    )
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith(f"judge-bot: cannot read the database {url} (OperationalError")
+
+
+# ---- a reader that stops early (| head) ----------------------------------------------------------
+
+
+async def store_records(database: Path, count: int) -> None:
+    store = SqliteStorage(str(database))
+    await store.open()
+    try:
+        for n in range(count):
+            # long enough that the records overflow a pipe's buffer many times over
+            await append_record(store, make_record(task_id=f"t-{n}", reasoning="r" * 4000))
+    finally:
+        await store.close()
+
+
+def no_traceback(stderr: str) -> None:
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+
+
+def head_one_line(cwd: Path, *args: str) -> tuple[bytes, str, int]:
+    """`judge-bot ARGS | head -n 1`: read one line, close the pipe, wait."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        cwd=cwd,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # head has what it wanted
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    return first, stderr, proc.wait(60)
+
+
+async def test_export_piped_into_head_stops_quietly(workdir: Path) -> None:
+    """With a real pipe the reader closes after one line, as `head -n 1` does."""
+    await store_records(workdir / "judge-bot.sqlite3", 100)
+    first, stderr, code = await asyncio.to_thread(head_one_line, workdir, "verdicts", "export")
+    assert json.loads(first)["task_id"] == "t-0"
+    no_traceback(stderr)
+    assert (stderr, code) == ("", 141)
+
+
+def into_closed_pipe(cwd: Path, env: dict[str, str], *args: str) -> tuple[int, str]:
+    """The command writing to a pipe whose reader is gone before the first write."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "bot.judge.console", *args],
+            cwd=cwd,
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    return result.returncode, result.stderr
+
+
+async def test_export_into_a_closed_pipe_is_quiet(workdir: Path) -> None:
+    await store_records(workdir / "judge-bot.sqlite3", 1)
+    code, err = await asyncio.to_thread(
+        into_closed_pipe, workdir, clean_env(), "verdicts", "export"
+    )
+    assert (code, err) == (141, "")
+
+
+async def test_judge_into_a_closed_pipe_keeps_its_verdict(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    """The exit status is the verdict's, the record stored, whoever stopped reading."""
+    fake_llm.api_key = SECRET
+    fake_llm.default = Reply.json(REJECT)
+    for args in ([*JUDGE_ARGS, "--json"], list(JUDGE_ARGS)):
+        code, err = await asyncio.to_thread(
+            into_closed_pipe, workdir, llm_env(fake_llm), *args, "--no-cache", "research/signal.md"
+        )
+        no_traceback(err)
+        assert code == 1, err
+    code, exported, _ = await run_cli(workdir, clean_env(), "verdicts", "export")
+    assert len(exported.splitlines()) == 2
+
+
+def test_the_guard_turns_a_closed_stdout_into_its_status() -> None:
+    def reader_gone() -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert guard_closed_stdout(reader_gone) == EXIT_STDOUT_CLOSED == 141
+    assert guard_closed_stdout(lambda: 2) == 2
+
+
+# ---- the same, in-process ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def quiet_env(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("JUDGE_") or name == "DATABASE_URL":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(workdir)
+    return workdir
+
+
+async def test_export_in_process(quiet_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    await store_records(quiet_env / "judge-bot.sqlite3", 2)
+    assert await asyncio.to_thread(main, ["verdicts", "export", "--task-id", "t-1"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["task_id"] == "t-1"
+
+
+@pytest.mark.parametrize(
+    ("args", "dotenv", "line"),
+    [
+        ([], "DATABASE_URL=mysql://x\n", "judge-bot: configuration error: DATABASE_URL: must"),
+        (["--since", "2026-01-01"], "", "judge-bot: --since needs a timezone"),
+        (["--database-url", "bogus://x"], "", "judge-bot: unsupported storage URL scheme"),
+        (
+            ["--database-url", "sqlite:////proc/no-such-dir/x.db"],
+            "",
+            "judge-bot: cannot read the database sqlite:////proc/no-such-dir/x.db (Operational",
+        ),
+    ],
+)
+def test_export_failures_in_process(
+    quiet_env: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    dotenv: str,
+    line: str,
+) -> None:
+    if dotenv:
+        (quiet_env / ".env").write_text(dotenv)
+    assert main(["verdicts", "export", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (err,) = captured.err.splitlines()
+    assert err.startswith(line)
+
+
+def test_judge_with_a_bad_dotenv_in_process(
+    quiet_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (quiet_env / ".env").write_text(f"JUDGE_QUICK_TIMEOUT=soon\nJUDGE_LLM_API_KEY={SECRET}\n")
+    assert main([*JUDGE_ARGS, "research/signal.md"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "judge-bot: configuration error: JUDGE_QUICK_TIMEOUT: Input should be a valid number, "
+        "unable to parse string as a number; nothing was judged\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            None,
+            "# judge-bot's records (judge-bot install-hook)\n/judge-bot.sqlite3\n"
+            "/judge-bot.sqlite3-*\n",
+        ),
+        (
+            "*.log",
+            "*.log\n# judge-bot's records (judge-bot install-hook)\n/judge-bot.sqlite3\n"
+            "/judge-bot.sqlite3-*\n",
+        ),
+        (
+            "/judge-bot.sqlite3\n/judge-bot.sqlite3-*\n",
+            "/judge-bot.sqlite3\n/judge-bot.sqlite3-*\n",
+        ),
+    ],
+    ids=["no file", "no final newline", "already there"],
+)
+def test_exclude_database(tmp_path: Path, before: str | None, after: str) -> None:
+    exclude = tmp_path / "info" / "exclude"
+    if before is not None:
+        exclude.parent.mkdir()
+        exclude.write_text(before)
+    assert _exclude_database(exclude) == (before != after)
+    assert exclude.read_text() == after

@@ -361,8 +361,8 @@ class Repo:
         return await proc.wait() == 0
 
     async def stored(self) -> list[VerdictRecord]:
-        """Records the hook appended to its default store inside the git directory."""
-        db = self.work / ".git" / "judge-bot.sqlite3"
+        """Records the hook appended to its default store, at the top of the work tree."""
+        db = self.work / "judge-bot.sqlite3"
         if not db.exists():
             return []
         store = SqliteStorage(str(db))
@@ -656,3 +656,67 @@ async def test_no_llm_configured_runs_mechanical_checks(repo: Repo) -> None:
 def test_ref_update_properties() -> None:
     update = RefUpdate("refs/heads/x", A, "refs/heads/x", ZERO)
     assert update.is_new_branch and not update.is_deletion
+
+
+# ---- one database, one settings file ---------------------------------------------------------
+
+
+async def export_in(repo: Repo, where: Path) -> list[str]:
+    """`judge-bot verdicts export` run by hand in `where`, inside the repository."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        "verdicts",
+        "export",
+        cwd=where,
+        env=repo.env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return [VerdictRecord.from_jsonl(line).task_id for line in out.decode().splitlines()]
+
+
+async def test_export_in_the_repository_reads_what_the_hook_wrote(
+    fake_llm: FakeOpenAIServer, repo: Repo
+) -> None:
+    """The defect: the hook wrote .git/judge-bot.sqlite3, export read ./judge-bot.sqlite3."""
+    fake_llm.default = Reply.json(ACCEPT)
+    sha = await repo.commit({"research/signal.md": GOOD_DOC})
+    code, _, err = await repo.git("push", "-q", "origin", "main", env=judge_env(fake_llm))
+    assert code == 0, err
+    expected = [f"push:refs/heads/main@{sha[:12]}"]
+    assert await export_in(repo, repo.work) == expected
+    assert await export_in(repo, repo.work / "research") == expected
+
+
+async def test_the_hooks_database_stays_out_of_git_status(
+    fake_llm: FakeOpenAIServer, repo: Repo
+) -> None:
+    fake_llm.default = Reply.json(ACCEPT)
+    await repo.commit({"research/signal.md": GOOD_DOC})
+    code, _, err = await repo.git("push", "-q", "origin", "main", env=judge_env(fake_llm))
+    assert code == 0, err
+    assert (repo.work / "judge-bot.sqlite3").exists()
+    assert await repo.ok("status", "--porcelain", "--untracked-files=all") == ""
+    exclude = (repo.work / ".git" / "info" / "exclude").read_text()
+    code, _, _ = await install_hook(repo)  # reinstalling adds nothing twice
+    assert code == 0
+    assert (repo.work / ".git" / "info" / "exclude").read_text() == exclude
+
+
+async def test_the_hook_reads_judge_settings_from_dotenv(
+    fake_llm: FakeOpenAIServer, repo: Repo
+) -> None:
+    """git runs the hook at the top of the work tree: a .env there counts, as for `serve`."""
+    fake_llm.script(QUICK, Reply.json(REJECT))
+    fake_llm.script(DEEP, Reply.json(REJECT))
+    settings = {**judge_env(fake_llm), "JUDGE_MODE": "blocking"}
+    (repo.work / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    sha = await repo.commit({"research/signal.md": BAD_DOC})
+    code, _, err = await repo.git("push", "-q", "origin", "main")
+    assert code != 0, err
+    assert "[judge] NO-GO refs/heads/main" in err
+    assert not await repo.remote_has(sha)
