@@ -2,7 +2,7 @@
 
 Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
 commands read the same environment, the same `.env` and the same database. A closed
-stdout ends any command quietly (`console.guard_closed_stdout`).
+stdout ends any command quietly (`bot.judge.terminal.guard_closed_stdout`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from bot import __version__
 from bot.app import create_app
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
+from bot.judge.terminal import guard_closed_stdout
 from bot.logs import configure_logging
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.storage.base import StorageUnavailable, describe_database
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = handler(args)
         return result
 
-    return judge_console.guard_closed_stdout(command)
+    return guard_closed_stdout(command)
 
 
 if __name__ == "__main__":

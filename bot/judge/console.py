@@ -34,7 +34,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -51,7 +51,9 @@ from bot.judge.pre_push import (
     run_hook,
     skip_requested,
 )
+from bot.judge.record_table import render_table
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, VerdictRecord
+from bot.judge.terminal import drop_stdout, err, guard_closed_stdout, out
 from bot.settings import (
     DATABASE_FILE,
     SettingsError,
@@ -67,8 +69,6 @@ DATABASE_HELP = (
     "where records are stored (default: DATABASE_URL from the environment or .env, else "
     f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
 )
-EXIT_STDOUT_CLOSED = 141
-"""128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 EXIT_CODES: dict[Verdict, int] = {
     Verdict.ACCEPT: 0,
     Verdict.REJECT: 1,
@@ -77,125 +77,6 @@ EXIT_CODES: dict[Verdict, int] = {
     Verdict.UNDETERMINED: 3,
 }
 EXIT_UNDETERMINED = 3
-
-
-def _out(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null: what the closed pipe refused stays buffered, and the
-    interpreter's last flush would otherwise print "Exception ignored ... BrokenPipeError"."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass  # no file descriptor (captured in a test): nothing is flushed at exit either
-
-
-def guard_closed_stdout(command: Callable[[], int]) -> int:
-    """Run `command`; a reader that closed the pipe early ends it quietly with
-    `EXIT_STDOUT_CLOSED` instead of a traceback."""
-    try:
-        try:
-            return command()
-        finally:
-            # Flush here, inside the guard: help text, say, is only buffered when written.
-            sys.stdout.flush()
-    except BrokenPipeError:
-        _drop_stdout()
-        return EXIT_STDOUT_CLOSED
-
-
-def _err(text: str) -> None:
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
-    sys.stderr.flush()
-
-
-# -- rendering (pure) ---------------------------------------------------------------
-
-
-def _fmt_score(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:g}" if float(value).is_integer() else f"{value:.2f}"
-
-
-def render_table(record: VerdictRecord) -> str:
-    """A readable summary of a record: one row per round, then the decision."""
-    lines = [
-        f"task {record.task_id}  rubric {record.rubric.value}  prompt {record.prompt_version}",
-    ]
-    if record.files:
-        lines.append("files: " + ", ".join(record.files))
-    lines.extend(_rounds_table(record))
-    if record.models_not_run:
-        lines.append("model tiers were NOT run: " + (record.models_not_run_note or ""))
-    lines.extend(_decision_lines(record))
-    lines.extend(_finding_lines(record))
-    return "\n".join(lines)
-
-
-def _rounds_table(record: VerdictRecord) -> list[str]:
-    rounds = record.previous_rounds
-    if not rounds:
-        return []
-    dims: list[str] = []
-    for r in rounds:
-        dims.extend(d for d in r.scores if d not in dims)
-    header = ["#", "tier", "model", *dims, "avg", "verdict"]
-    rows = [header]
-    for r in rounds:
-        verdict = r.verdict.value if r.verdict is not None else f"failed: {r.error}"
-        model = r.model + (f" (for {r.substituted_for})" if r.substituted_for else "")
-        scores = (_fmt_score(r.scores.get(d)) for d in dims)
-        rows.append(
-            [str(r.round), r.judge_tier.value, model, *scores, _fmt_score(r.average), verdict]
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
-    lines = []
-    for row in rows:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, row[-1]]))
-    if not record.calls:
-        lines.append("(from the verdict cache: no model was called)")
-    return lines
-
-
-def _decision_lines(record: VerdictRecord) -> list[str]:
-    decision = f"verdict: {record.final_decision.value.upper()} ({record.go_no_go})"
-    if record.consensus:
-        decision += f"  consensus: {record.consensus}"
-    lines = [decision]
-    if record.reason:
-        lines.append(f"reason: {record.reason}")
-    if record.reasoning and record.previous_rounds:
-        lines.append(f"reasoning: {record.reasoning}")
-    if record.improvements:
-        lines.append("improvements:")
-        lines.extend(f"  - {item}" for item in record.improvements)
-    return lines
-
-
-def _finding_lines(record: VerdictRecord) -> list[str]:
-    lines = []
-    findings = [*record.mechanical_findings, *record.injection_findings]
-    if findings:
-        lines.append("findings:")
-        for f in findings:
-            where = f.path + (f":{f.line}" if f.line else "")
-            lines.append(f"  - [{f.severity}] {f.kind} {where}: {f.message}")
-    if record.authoring_families:
-        lines.append("authored by families: " + ", ".join(record.authoring_families))
-    if record.truncation:
-        cut = ", ".join(
-            f"{t.path} {t.kept_chars}/{t.original_chars} chars ({t.tier.value})"
-            for t in record.truncation
-        )
-        lines.append("truncated: " + cut)
-    return lines
 
 
 def exit_code_for(record: VerdictRecord) -> int:
@@ -266,7 +147,7 @@ def _read_files(names: Sequence[str]) -> list[JudgedFile] | None:
         try:
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            _err(f"judge-bot: cannot read {name}: {exc.strerror}")
+            err(f"judge-bot: cannot read {name}: {exc.strerror}")
             return None
         files.append(JudgedFile(path=path.as_posix(), content=content))
     return files
@@ -295,12 +176,12 @@ def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
     """Print the verdict; a reader gone already changes nothing (the record is stored)."""
     try:
         if args.json:
-            _out(record.to_jsonl())
+            out(record.to_jsonl())
         else:
-            _out(render_table(record))
-            _out(f"record appended to {describe_database(url)}")
+            out(render_table(record))
+            out(f"record appended to {describe_database(url)}")
     except BrokenPipeError:
-        _drop_stdout()
+        drop_stdout()
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
@@ -308,7 +189,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         config = load_judge_config()
         url = _database_url(args)
     except SettingsError as exc:
-        _err(f"judge-bot: configuration error: {exc}; nothing was judged")
+        err(f"judge-bot: configuration error: {exc}; nothing was judged")
         return EXIT_UNDETERMINED
     files = _read_files(args.files)
     if files is None:
@@ -318,7 +199,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         storage = storage_from_url(url)
     except ValueError as exc:
         # the message names the problem, never the URL (it may hold a password)
-        _err(f"judge-bot: storage error: {exc}; nothing was judged")
+        err(f"judge-bot: storage error: {exc}; nothing was judged")
         return EXIT_UNDETERMINED
     try:
         record = asyncio.run(_with_engine(config, storage, request))
@@ -330,7 +211,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         what = type(exc).__name__
         if isinstance(exc, OSError | sqlite3.Error):
             what += f": {exc}"
-        _err(f"judge-bot: the judgment failed ({what}); nothing was judged")
+        err(f"judge-bot: the judgment failed ({what}); nothing was judged")
         return EXIT_UNDETERMINED
     _show(record, args, url)
     return exit_code_for(record)
@@ -349,7 +230,7 @@ async def _pre_push(
         async with httpx.AsyncClient() as client:
             engine = JudgeEngine.from_config(config, client, storage)
             if not config.llm_configured:
-                _err("[judge] no LLM judge configured: mechanical checks only")
+                err("[judge] no LLM judge configured: mechanical checks only")
             return await run_hook(
                 git=git,
                 stdin_text=stdin_text,
@@ -359,7 +240,7 @@ async def _pre_push(
                 authors=config.authors,
                 patterns=config.paths,
                 judge=engine.judge,
-                say=_err,
+                say=err,
             )
     finally:
         await storage.close()
@@ -367,26 +248,26 @@ async def _pre_push(
 
 def _cmd_pre_push(args: argparse.Namespace) -> int:
     if skip_requested(os.environ):
-        _err("[judge] GIT_JUDGE_SKIP=1 -- bypassing judge evaluation")
+        err("[judge] GIT_JUDGE_SKIP=1 -- bypassing judge evaluation")
         return 0
     stdin_text = sys.stdin.read()
     try:
         config = load_judge_config()
         url = _database_url(args)
     except SettingsError as exc:
-        _err(f"[judge] configuration error, not judging: {exc}")
+        err(f"[judge] configuration error, not judging: {exc}")
         return 0
     try:
         return asyncio.run(_pre_push(args, config, url, stdin_text))
     except BrokenPipeError:
         raise  # stderr is gone: nothing more can be said (guard_closed_stdout)
     except (GitError, OSError, ValueError) as exc:
-        _err(f"[judge] skipped: {exc}")
+        err(f"[judge] skipped: {exc}")
         return 0
     except Exception:
         # The hook is a crash-proof observer (seed 000): a bug here must not block a push.
         logger.exception("judge pre-push hook failed")
-        _err("[judge] internal error; push not blocked")
+        err("[judge] internal error; push not blocked")
         return 0
 
 
@@ -430,19 +311,19 @@ def _cmd_install_hook(args: argparse.Namespace) -> int:
     hook = _git_path("hooks/pre-push")
     exclude = _git_path("info/exclude")
     if hook is None or exclude is None:
-        _err("judge-bot: not inside a git repository")
+        err("judge-bot: not inside a git repository")
         return 1
     if hook.exists() and HOOK_MARKER not in hook.read_text(errors="replace") and not args.force:
-        _err(f"judge-bot: {hook} exists and is not ours; use --force to replace it")
+        err(f"judge-bot: {hook} exists and is not ours; use --force to replace it")
         return 1
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.write_text(hook_script(args.python or sys.executable), encoding="utf-8")
     hook.chmod(0o755)
     excluded = _exclude_database(exclude)
     # Printed last: a reader gone already (| head) leaves the work done all the same.
-    _out(f"installed {hook}")
+    out(f"installed {hook}")
     if excluded:
-        _out(f"{DATABASE_FILE} kept out of git status ({exclude})")
+        out(f"{DATABASE_FILE} kept out of git status ({exclude})")
     return 0
 
 
@@ -479,10 +360,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
         url = _database_url(args)
         storage = storage_from_url(url)  # its errors name the problem, never the URL
     except SettingsError as exc:
-        _err(f"judge-bot: configuration error: {exc}")
+        err(f"judge-bot: configuration error: {exc}")
         return 2
     except ValueError as exc:
-        _err(f"judge-bot: {exc}")
+        err(f"judge-bot: {exc}")
         return 2
     try:
         records = asyncio.run(_export(storage, since, args.task_id))
@@ -492,10 +373,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
         what = type(exc).__name__
         if isinstance(exc, OSError | sqlite3.Error):
             what += f": {exc}"
-        _err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
+        err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
         return 2
     for record in records:
-        _out(VerdictRecord.model_validate(record).to_jsonl())
+        out(VerdictRecord.model_validate(record).to_jsonl())
     return 0
 
 

@@ -14,15 +14,9 @@ from typing import Any
 
 import pytest
 
-from bot.judge.console import (
-    EXIT_STDOUT_CLOSED,
-    _exclude_database,
-    build_parser,
-    guard_closed_stdout,
-    main,
-    render_table,
-)
+from bot.judge.console import _exclude_database, build_parser, main
 from bot.judge.engine import append_record
+from bot.judge.record_table import render_table
 from bot.judge.records import (
     CallStats,
     Finding,
@@ -32,6 +26,7 @@ from bot.judge.records import (
     Verdict,
     VerdictRecord,
 )
+from bot.judge.terminal import EXIT_STDOUT_CLOSED, guard_closed_stdout
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.verdict_builders import make_record
