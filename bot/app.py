@@ -22,6 +22,7 @@ from bot import __version__
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
+from bot.intake.payloads import PayloadCache
 from bot.intake.webhooks import MAX_BODY_BYTES, make_webhook_handler
 from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
@@ -31,7 +32,7 @@ from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages import render_setup_page, render_status_page
 from bot.routing import build_router
 from bot.services import ServiceHub, Services
-from bot.settings import Settings
+from bot.settings import Settings, load_judge_config
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, StorageUnavailable
 
@@ -42,6 +43,7 @@ STORAGE = web.AppKey("storage", Storage)
 METRICS = web.AppKey("metrics", Metrics)
 POOL = web.AppKey("pool", WorkerPool)
 SERVICES = web.AppKey("services", ServiceHub)
+PAYLOADS = web.AppKey("payloads", PayloadCache)
 
 Clock = Callable[[], datetime]
 
@@ -69,13 +71,18 @@ def create_app(
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     hub = ServiceHub()
-    dispatcher = Dispatcher(router or build_router(), store, hub, clock)
+    # One router and one payload cache shared by intake and the workers: intake stores what
+    # the router has no callback for as done, and leaves the rest decoded for the workers.
+    routes = router or build_router()
+    payloads = PayloadCache()
+    dispatcher = Dispatcher(routes, store, hub, clock, payloads)
     pool = _worker_pool(settings, store, dispatcher, metrics, clock)
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics
     app[SERVICES] = hub
     app[POOL] = pool
+    app[PAYLOADS] = payloads
 
     app.cleanup_ctx.extend(
         [
@@ -89,7 +96,13 @@ def create_app(
     app.router.add_get("/metrics", _metrics)
     if settings.configured and settings.webhook_secret is not None:
         handler = make_webhook_handler(
-            store, settings.webhook_secret.get_secret_value(), metrics, pool.notify, clock
+            store,
+            settings.webhook_secret.get_secret_value(),
+            metrics,
+            pool.notify,
+            clock,
+            router=routes,
+            payloads=payloads,
         )
         app.router.add_post(settings.webhook_path, handler)
     else:
@@ -164,7 +177,8 @@ def _services_ctx(
                 on_pause=metrics.observe_github_pause,
             )
         if client is not None:
-            config = judge_config if judge_config is not None else JudgeConfig()
+            # The same sources as `serve` (environment, then .env) when none was given.
+            config = judge_config if judge_config is not None else load_judge_config()
             hub.provide(
                 Services(
                     github=client,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +20,7 @@ from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
 from bot.github.client import RateLimited
+from bot.intake.payloads import PayloadCache
 from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
 
@@ -70,8 +71,23 @@ def handler_name(callback: Callable[..., Any]) -> str:
     return f"{callback.__module__}.{callback.__qualname__}"
 
 
-def event_from_delivery(delivery: Delivery) -> Event:
-    data = json.loads(delivery.body)
+def has_handlers(router: Router, event: str, payload: Mapping[str, Any]) -> bool:
+    """Whether `router` has any callback for this delivery: the lookup dispatch makes, so
+    intake can store a delivery nothing subscribes to as done instead of queueing it."""
+    try:
+        return bool(router.fetch(Event(payload, event=event, delivery_id="")))
+    except TypeError:
+        # A routed key holding a list or object (unhashable): not for intake to answer 500
+        # over. Queued, the dispatcher meets the same error and reports it, as it always did.
+        return True
+
+
+def event_from_delivery(delivery: Delivery, payloads: PayloadCache | None = None) -> Event:
+    """The delivery as gidgethub's `Event`, from the payload intake decoded when this
+    process still has it, else from the stored body."""
+    data = payloads.take(delivery.delivery_id) if payloads is not None else None
+    if data is None:
+        data = json.loads(delivery.body)
     return Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
 
 
@@ -82,14 +98,16 @@ class Dispatcher:
         storage: Storage,
         hub: ServiceHub | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        payloads: PayloadCache | None = None,
     ) -> None:
         self.router = router
         self.storage = storage
         self.hub = hub if hub is not None else ServiceHub()
         self.clock = clock
+        self.payloads = payloads
 
     async def __call__(self, delivery: Delivery) -> None:
-        event = event_from_delivery(delivery)
+        event = event_from_delivery(delivery, self.payloads)
         context = Context(delivery, self.storage, self.hub, self.clock)
         callbacks = sorted(self.router.fetch(event), key=handler_name)
         failures: dict[str, BaseException] = {}

@@ -6,7 +6,10 @@
 
 A delivery is written to storage before the 2xx goes out, so an accepted delivery survives
 a crash. GitHub keeps `X-GitHub-Delivery` on redelivery, so a repeated id is acknowledged
-with 200 and not processed again.
+with 200 and not processed again. A delivery no handler subscribes to (GitHub sends every
+event the App is subscribed to, most of which no feature reads) is stored as done in the
+same insert: a claim and a completion for nothing would cost more than its intake. A queued
+one leaves its decoded payload for the worker (`payloads`), so the body is parsed once.
 
 Nothing a sender puts in a request yields a 5xx. The signature is checked before anything
 else is read, so all that follows concerns a holder of the secret; even then, every value
@@ -38,14 +41,17 @@ import logging
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from aiohttp import web
 from gidgethub import ValidationFailure
+from gidgethub.routing import Router
 from gidgethub.sansio import validate_event
 
+from bot.intake.dispatch import has_handlers
+from bot.intake.payloads import PayloadCache
 from bot.metrics import Metrics
 from bot.storage.base import NewDelivery, Storage
 
@@ -73,6 +79,8 @@ class Rejection:
 @dataclass(frozen=True, slots=True)
 class Accepted:
     delivery: NewDelivery
+    # The decoded body, so nobody decodes it again: routing reads it, the worker reuses it.
+    payload: dict[str, Any]
 
 
 class _Refused(Exception):
@@ -116,7 +124,8 @@ def check_request(
                 ),
                 body=body,
                 received_at=received_at,
-            )
+            ),
+            payload,
         )
     except _Refused as refused:
         return refused.rejection
@@ -239,7 +248,14 @@ def make_webhook_handler(
     metrics: Metrics,
     wake_workers: Callable[[], None],
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    *,
+    router: Router | None = None,
+    payloads: PayloadCache | None = None,
 ) -> Callable[[web.Request], Any]:
+    """The aiohttp handler. With `router` (the one the workers dispatch to), a delivery it
+    has no callback for is stored as done and never queued; with `payloads`, a queued
+    delivery's decoded body is left for the worker."""
+
     async def handle(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             metrics.rejected.labels(reason="too-large").inc()
@@ -258,11 +274,20 @@ def make_webhook_handler(
         delivery = outcome.delivery
         if delivery.event == "ping":
             return web.json_response({"ok": True, "zen": "pong"}, status=200)
+        queued = router is None or has_handlers(router, delivery.event, outcome.payload)
+        if not queued:
+            delivery = replace(delivery, done=True)
         if not await storage.record_delivery(delivery):
             metrics.duplicates.labels(event=delivery.event).inc()
             return web.json_response({"ok": True, "duplicate": True}, status=200)
         metrics.received.labels(event=delivery.event).inc()
-        wake_workers()
+        if queued:
+            # Only now: the row is this request's, so the payload is the stored body's.
+            if payloads is not None:
+                payloads.put(delivery.delivery_id, outcome.payload, len(body))
+            wake_workers()
+        else:
+            metrics.processed.labels(event=delivery.event).inc()
         return web.json_response({"ok": True, "delivery": delivery.delivery_id}, status=202)
 
     return handle

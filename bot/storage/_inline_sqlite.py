@@ -11,8 +11,11 @@ for up to busy_timeout: one process per SQLite file is the supported deployment
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+# Positional (?) or named (:name) parameters, as sqlite3 takes them.
+Parameters: TypeAlias = Sequence[Any] | Mapping[str, Any]
 
 
 class InlineCursor:
@@ -31,10 +34,10 @@ class InlineConnection:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
 
-    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> InlineCursor:
+    async def execute(self, sql: str, parameters: Parameters = ()) -> InlineCursor:
         return InlineCursor(self._connection.execute(sql, parameters))
 
-    async def execute_fetchall(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+    async def execute_fetchall(self, sql: str, parameters: Parameters = ()) -> list[Any]:
         cursor = self._connection.execute(sql, parameters)
         try:
             return cursor.fetchall()

@@ -25,7 +25,10 @@ class DeliveryStatus(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class NewDelivery:
-    """A webhook delivery as it arrived, before any processing."""
+    """A webhook delivery as it arrived, before any processing.
+
+    `done` is for a delivery that no handler subscribes to: it is stored already done
+    (finished when received, no attempt counted), so no worker ever claims it."""
 
     delivery_id: str
     event: str
@@ -34,6 +37,7 @@ class NewDelivery:
     repository: str | None
     body: bytes
     received_at: datetime
+    done: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,8 @@ class Storage(Protocol):
 
     # -- webhook deliveries --------------------------------------------------
     async def record_delivery(self, delivery: NewDelivery) -> bool:
-        """Store a delivery as pending. False (and nothing changes) if its id was seen.
+        """Store a delivery as pending (as done, finished at its arrival, if `delivery.done`).
+        False (and nothing changes) if its id was seen.
 
         A delivery the store cannot hold (an id outside 64 bits, a naive datetime) raises
         ValueError for its own caller only: requests stored alongside it are unaffected."""

@@ -22,6 +22,28 @@ _DELIVERY_COLUMNS: Final = (
 )
 
 
+# One status at a time, each walked in claim order on deliveries_claim and stopped at the
+# limit: with one OR, the planner walks received_at past every finished delivery. Up to
+# twice the limit is locked; the surplus is let go when the statement ends. Parameters:
+# processing, worker, lease expiry, pending, now, limit.
+CLAIM_SQL: Final = (
+    "WITH pending AS ("
+    "  SELECT delivery_id, received_at, seq FROM deliveries"
+    "  WHERE status = $4 AND next_attempt_at <= $5"
+    "  ORDER BY received_at, seq LIMIT $6 FOR UPDATE SKIP LOCKED"
+    "), expired AS ("
+    "  SELECT delivery_id, received_at, seq FROM deliveries"
+    "  WHERE status = $1 AND lease_expires_at <= $5"
+    "  ORDER BY received_at, seq LIMIT $6 FOR UPDATE SKIP LOCKED"
+    ") UPDATE deliveries SET status = $1, attempts = attempts + 1,"
+    " lease_owner = $2, lease_expires_at = $3"
+    " WHERE delivery_id IN ("
+    "  SELECT delivery_id FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired)"
+    "  AS due ORDER BY received_at, seq LIMIT $6"
+    f") RETURNING seq, {_DELIVERY_COLUMNS}"
+)
+
+
 def _delivery(row: asyncpg.Record) -> Delivery:
     return Delivery(
         delivery_id=row["delivery_id"],
@@ -49,10 +71,11 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
         # Each insert is its own statement here, so a bad row fails only its request anyway;
         # the check gives both backends the same ValueError instead of asyncpg's DataError.
         require_int64(delivery.installation_id, "installation_id")
+        done = delivery.done
         status = await self._db.execute(
             "INSERT INTO deliveries (delivery_id, event, action, installation_id, repository,"
-            " body, status, attempts, received_at, next_attempt_at)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8)"
+            " body, status, attempts, received_at, next_attempt_at, finished_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $8, $9)"
             " ON CONFLICT (delivery_id) DO NOTHING",
             delivery.delivery_id,
             delivery.event,
@@ -60,8 +83,9 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
             delivery.installation_id,
             delivery.repository,
             delivery.body,
-            DeliveryStatus.PENDING.value,
+            (DeliveryStatus.DONE if done else DeliveryStatus.PENDING).value,
             received,
+            received if done else None,
         )
         return changed_rows(status) == 1
 
@@ -72,15 +96,7 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
             return []
         now = require_utc(now)
         rows = await self._db.fetch(
-            "UPDATE deliveries SET status = $1, attempts = attempts + 1,"
-            " lease_owner = $2, lease_expires_at = $3"
-            " WHERE delivery_id IN ("
-            "  SELECT delivery_id FROM deliveries"
-            "  WHERE (status = $4 AND next_attempt_at <= $5)"
-            "     OR (status = $1 AND lease_expires_at <= $5)"
-            "  ORDER BY received_at, seq LIMIT $6"
-            "  FOR UPDATE SKIP LOCKED"
-            f") RETURNING seq, {_DELIVERY_COLUMNS}",
+            CLAIM_SQL,
             DeliveryStatus.PROCESSING.value,
             worker_id,
             now + timedelta(seconds=lease_seconds),

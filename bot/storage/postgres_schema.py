@@ -90,6 +90,18 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "CREATE INDEX usage_scope_at ON usage (scope, at)",
         ),
     ),
+    (
+        2,
+        (
+            # Claims walk one status in claim order (see postgres_deliveries). With the two
+            # indexes it replaces, the planner walked received_at past every finished
+            # delivery, so a claim cost time in proportion to the retained history.
+            "CREATE INDEX deliveries_claim ON deliveries"
+            " (status, received_at, seq, next_attempt_at, lease_expires_at)",
+            "DROP INDEX deliveries_due",
+            "DROP INDEX deliveries_lease",
+        ),
+    ),
 )
 
 

@@ -21,6 +21,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -39,6 +40,32 @@ CHECKPOINT_SECONDS: Final = 0.5
 def _checkpoint(connection: sqlite3.Connection) -> None:
     # PASSIVE never waits for writers or readers: it copies what it can and returns.
     connection.execute("PRAGMA wal_checkpoint(PASSIVE)").close()
+
+
+class _Checkpointer:
+    """The checkpoints' own connection, used only on the one thread of `executor`.
+
+    Cancelling an await of `run_in_executor` does not stop the thread; a close sent to a
+    second thread would then free the connection while a checkpoint still runs on it
+    (sqlite3 does not guard that: the process crashed). With one thread, a close queues
+    behind the checkpoint in progress."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._connection: sqlite3.Connection | None = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-checkpoint")
+
+    def checkpoint(self) -> None:
+        if self._connection is None:
+            self._connection = sqlite3.connect(
+                self._path, check_same_thread=False, isolation_level=None
+            )
+        _checkpoint(self._connection)
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
 
 
 class SqliteConnectionBase:
@@ -84,18 +111,21 @@ class SqliteConnectionBase:
                 await conn.close()
 
     async def _checkpoint_forever(self) -> None:
-        connection = await asyncio.to_thread(
-            sqlite3.connect, self._path, check_same_thread=False, isolation_level=None
-        )
+        loop = asyncio.get_running_loop()
+        checkpointer = _Checkpointer(self._path)
         try:
             while True:
                 await asyncio.sleep(CHECKPOINT_SECONDS)
                 try:
-                    await asyncio.to_thread(_checkpoint, connection)
+                    await loop.run_in_executor(checkpointer.executor, checkpointer.checkpoint)
                 except sqlite3.Error:
                     log.warning("WAL checkpoint failed; will try again", exc_info=True)
         finally:
-            await asyncio.to_thread(connection.close)
+            # Runs after any checkpoint still in progress on that thread, never beside it.
+            closed = loop.run_in_executor(checkpointer.executor, checkpointer.close)
+            checkpointer.executor.shutdown(wait=False)
+            # Shielded: cancelled again, this task still leaves the close queued, not undone.
+            await asyncio.shield(closed)
 
     async def ping(self) -> bool:
         if self._conn is None:

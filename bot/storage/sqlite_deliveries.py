@@ -31,6 +31,30 @@ _DELIVERY_COLUMNS: Final = (
 )
 
 
+# One status at a time, each walked in claim order on the deliveries_claim index and
+# stopped at the limit, so a claim reads no row it does not take. With one OR, SQLite walks
+# the received_at index past every finished delivery; with an index per status, it sorts
+# every due row, each read from the table behind its body's overflow pages: either way a
+# claim cost time in proportion to the history or the backlog.
+CLAIM_SQL: Final = (
+    "UPDATE deliveries SET status = :processing, attempts = attempts + 1,"
+    " lease_owner = :worker, lease_expires_at = :expires"
+    " WHERE seq IN ("
+    "  SELECT seq FROM ("
+    "   SELECT * FROM (SELECT seq, received_at FROM deliveries"
+    "    WHERE status = :pending AND next_attempt_at <= :now"
+    "    ORDER BY received_at, seq LIMIT :limit)"
+    "   UNION ALL"
+    "   SELECT * FROM (SELECT seq, received_at FROM deliveries"
+    "    WHERE status = :processing AND lease_expires_at <= :now"
+    "    ORDER BY received_at, seq LIMIT :limit)"
+    "  ) ORDER BY received_at, seq LIMIT :limit"
+    f") RETURNING received_at, seq, {_DELIVERY_COLUMNS}"
+)
+_PENDING: Final = DeliveryStatus.PENDING.value
+_DONE: Final = DeliveryStatus.DONE.value
+
+
 def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
     return Delivery(
         delivery_id=row[0],
@@ -109,8 +133,9 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 received = to_micros(delivery.received_at)
                 cursor = await db.execute(
                     "INSERT INTO deliveries (delivery_id, event, action, installation_id,"
-                    " repository, body, status, attempts, received_at, next_attempt_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (delivery_id) DO NOTHING",
+                    " repository, body, status, attempts, received_at, next_attempt_at,"
+                    " finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)"
+                    " ON CONFLICT (delivery_id) DO NOTHING",
                     (
                         delivery.delivery_id,
                         delivery.event,
@@ -118,9 +143,10 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                         delivery.installation_id,
                         delivery.repository,
                         delivery.body,
-                        DeliveryStatus.PENDING.value,
+                        _DONE if delivery.done else _PENDING,
                         received,
                         received,
+                        received if delivery.done else None,
                     ),
                 )
                 results.append(cursor.rowcount == 1)
@@ -136,30 +162,15 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         expires_us = to_micros(require_utc(now) + timedelta(seconds=lease_seconds))
         async with self._write_transaction() as db:
             rows = await db.execute_fetchall(
-                "UPDATE deliveries SET status = ?, attempts = attempts + 1,"
-                " lease_owner = ?, lease_expires_at = ?"
-                # Two index lookups instead of one OR: with an OR, SQLite walks the
-                # received_at index past every finished delivery, so each claim would
-                # cost time proportional to the whole history.
-                " WHERE seq IN ("
-                "  SELECT seq FROM ("
-                "   SELECT seq, received_at FROM deliveries"
-                "   WHERE status = ? AND next_attempt_at <= ?"
-                "   UNION ALL"
-                "   SELECT seq, received_at FROM deliveries"
-                "   WHERE status = ? AND lease_expires_at <= ?"
-                "  ) ORDER BY received_at, seq LIMIT ?"
-                f") RETURNING received_at, seq, {_DELIVERY_COLUMNS}",
-                (
-                    DeliveryStatus.PROCESSING.value,
-                    worker_id,
-                    expires_us,
-                    DeliveryStatus.PENDING.value,
-                    now_us,
-                    DeliveryStatus.PROCESSING.value,
-                    now_us,
-                    limit,
-                ),
+                CLAIM_SQL,
+                {
+                    "processing": DeliveryStatus.PROCESSING.value,
+                    "pending": DeliveryStatus.PENDING.value,
+                    "worker": worker_id,
+                    "expires": expires_us,
+                    "now": now_us,
+                    "limit": limit,
+                },
             )
         # RETURNING gives no order guarantee; sort on the claim order keys.
         ordered = sorted(rows, key=lambda row: (row[0], row[1]))

@@ -88,6 +88,20 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "CREATE INDEX usage_scope_at ON usage (scope, at)",
         ),
     ),
+    (
+        2,
+        (
+            # Claims walk one status in claim order and read the due and lease times from
+            # the index alone. The indexes it replaces made each claim read every due row
+            # from the table, and a row's received_at sits after its body, behind the
+            # body's overflow pages: a backlog cost each claim time in proportion to its
+            # size in bytes.
+            "CREATE INDEX deliveries_claim ON deliveries"
+            " (status, received_at, seq, next_attempt_at, lease_expires_at)",
+            "DROP INDEX deliveries_due",
+            "DROP INDEX deliveries_lease",
+        ),
+    ),
 )
 
 

@@ -1,17 +1,20 @@
-"""The dispatcher (`bot/intake/dispatch.py`): one handler's failure neither stops the others
-nor makes them act twice on a retry, and every failure is reported."""
+"""The dispatcher (`bot/intake/dispatch.py`): which deliveries need a worker at all, and one
+handler's failure neither stops the others nor makes them act twice on a retry, and every
+failure is reported."""
 
 from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
 from bot.github.client import RateLimited
-from bot.intake.dispatch import Context, Dispatcher, HandlerFailures
+from bot.intake.dispatch import Context, Dispatcher, HandlerFailures, has_handlers
+from bot.routing import build_router
 from bot.storage.base import DeliveryStatus, Storage
 from tests.support.delivery_helpers import ManualClock, make_worker, new_delivery
 
@@ -87,3 +90,58 @@ async def test_rate_limited_handlers_are_reported_quietly(
     assert record.levelno == logging.INFO
     assert record.exc_info is None
     assert "installation 1" in record.getMessage()
+
+
+# -- which deliveries need a worker (pure) ---------------------------------------------------
+
+
+def _test_router() -> Router:
+    router = Router()
+
+    async def handler(event: Event, context: Context) -> None:
+        pass
+
+    router.add(handler, "push")
+    router.add(handler, "pull_request", action="opened")
+    router.add(handler, "check_run", check_run="dict")
+    return router
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "expected"),
+    [
+        ("push", {}, True),  # every push, whatever the payload
+        ("push", {"action": "anything"}, True),
+        ("pull_request", {"action": "opened"}, True),
+        ("pull_request", {"action": "closed"}, False),
+        ("pull_request", {}, False),
+        ("pull_request_review", {"action": "submitted"}, False),
+        ("check_run", {"check_run": "dict"}, True),  # routes on any top-level key, not just action
+        ("check_run", {"check_run": "other"}, False),
+        ("check_run", {"check_run": {"id": 1}}, True),  # unhashable: left to the dispatcher
+        ("ping", {}, False),
+    ],
+)
+def test_has_handlers(event: str, payload: dict[str, Any], expected: bool) -> None:
+    assert has_handlers(_test_router(), event, payload) is expected
+
+
+@pytest.mark.parametrize(
+    ("event", "action", "expected"),
+    [
+        ("push", None, True),
+        ("pull_request", "opened", True),
+        ("pull_request", "labeled", True),
+        ("pull_request", "closed", False),
+        ("pull_request_review", "submitted", False),
+        ("issue_comment", "created", True),
+        ("issue_comment", "edited", False),
+        ("check_run", "requested_action", True),
+        ("check_run", "completed", False),
+        ("installation", "created", True),
+        ("installation_repositories", "added", True),
+        ("star", "created", False),
+    ],
+)
+def test_the_apps_router_subscribes_to(event: str, action: str | None, expected: bool) -> None:
+    assert has_handlers(build_router(), event, {"action": action}) is expected
