@@ -9,6 +9,7 @@ GET  /              -> status page, or the registration guide when APP_ID is uns
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
@@ -235,7 +236,26 @@ async def _healthz(request: web.Request) -> web.Response:
     )
 
 
+def metrics_allowed(token: str | None, authorization: str | None) -> bool:
+    """Whether a request may read /metrics: always without a token, else only with
+    `Bearer <token>` (compared in constant time)."""
+    if token is None:
+        return True
+    scheme, _, given = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        given.strip().encode(), token.encode()
+    )
+
+
 async def _metrics(request: web.Request) -> web.Response:
+    secret = request.app[SETTINGS].metrics_token
+    token = None if secret is None else secret.get_secret_value()
+    if not metrics_allowed(token, request.headers.get("Authorization")):
+        return web.json_response(
+            {"ok": False, "error": "send Authorization: Bearer <METRICS_TOKEN>"},
+            status=401,
+            headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+        )
     metrics = request.app[METRICS]
     try:
         metrics.set_queue_depth(await request.app[STORAGE].count_deliveries())

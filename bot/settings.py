@@ -187,6 +187,8 @@ class Settings(DatabaseSettings):
     private_key: SecretStr | None = Field(default=None, alias="PRIVATE_KEY")
     private_key_path: Path | None = Field(default=None, alias="PRIVATE_KEY_PATH")
     webhook_secret: SecretStr | None = Field(default=None, alias="WEBHOOK_SECRET")
+    metrics_token: SecretStr | None = Field(default=None, alias="METRICS_TOKEN")
+    """When set, `GET /metrics` answers only `Authorization: Bearer <token>`."""
     webhook_path: str = Field(default="/api/github/webhooks", alias="WEBHOOK_PATH")
     host: str = Field(default="0.0.0.0", alias="HOST")
     port: Annotated[int, Field(ge=0, le=65535)] = Field(default=3000, alias="PORT")
@@ -358,7 +360,13 @@ class Settings(DatabaseSettings):
 
     def secret_values(self) -> list[str]:
         """Every secret value set, for log scrubbing."""
-        values = (self.webhook_secret, self.private_key, self.redis_url, self.sentry_dsn)
+        values = (
+            self.webhook_secret,
+            self.private_key,
+            self.metrics_token,
+            self.redis_url,
+            self.sentry_dsn,
+        )
         return [value.get_secret_value() for value in values if value is not None]
 
 

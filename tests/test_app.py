@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bot.app import metrics_allowed
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage
@@ -124,3 +125,28 @@ async def test_status_page_when_configured(tmp_path: Path, github_keypair: Any) 
     async with running_app(settings, start_workers=False) as (client, _):
         html = await (await client.get("/")).text()
     assert "12345" in html and "pending" in html
+
+
+async def test_metrics_token_guards_metrics(tmp_path: Path, github_keypair: Any) -> None:
+    token = "metrics-token-for-tests"
+    settings = make_settings(github_keypair.private_pem, tmp_path, METRICS_TOKEN=token)
+    async with running_app(settings, start_workers=False) as (client, _):
+        anonymous = await client.get("/metrics")
+        assert anonymous.status == 401
+        assert anonymous.headers["WWW-Authenticate"].startswith("Bearer")
+        wrong = await client.get("/metrics", headers={"Authorization": "Bearer nope"})
+        assert wrong.status == 401
+        allowed = await client.get("/metrics", headers={"Authorization": f"Bearer {token}"})
+        assert allowed.status == 200
+        assert "judge_delivery_queue_depth" in await allowed.text()
+        assert (await client.get("/healthz")).status == 200, "health stays open for probes"
+    assert token in settings.secret_values()
+
+
+def test_metrics_allowed() -> None:
+    assert metrics_allowed(None, None)
+    assert metrics_allowed("t0k3n", "Bearer t0k3n")
+    assert metrics_allowed("t0k3n", "bearer t0k3n")
+    assert not metrics_allowed("t0k3n", None)
+    assert not metrics_allowed("t0k3n", "Basic t0k3n")
+    assert not metrics_allowed("t0k3n", "Bearer t0k3")
