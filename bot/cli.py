@@ -1,4 +1,5 @@
-"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console.
+"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console,
+`deliveries list|retry` from bot.intake.deliveries_cli.
 
 Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
 commands read the same environment, the same `.env` and the same database. A closed
@@ -16,6 +17,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
+from bot.intake import deliveries_cli
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
 from bot.judge.terminal import guard_closed_stdout
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(handler=_serve)
     judge_console.register(commands)
+    deliveries_cli.register(commands)
     return parser
 
 

@@ -26,6 +26,11 @@ class Metrics:
             "Webhook deliveries whose id was already stored (redeliveries), by event.",
             "event",
         )
+        self.requeued = self._counter(
+            "judge_deliveries_requeued",
+            "Failed deliveries queued again by a redelivery or the CLI, by event.",
+            "event",
+        )
         self.rejected = self._counter(
             "judge_deliveries_rejected",
             "Webhook requests refused before storage, by reason.",

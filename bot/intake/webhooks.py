@@ -6,7 +6,8 @@
 
 A delivery is written to storage before the 2xx goes out, so an accepted delivery survives
 a crash. GitHub keeps `X-GitHub-Delivery` on redelivery, so a repeated id is acknowledged
-with 200 and not processed again. A delivery no handler subscribes to (GitHub sends every
+with 200 and not processed again, unless it was parked as failed: a person's "Redeliver"
+queues it again (202, attempts reset). A delivery no handler subscribes to (GitHub sends every
 event the App is subscribed to, most of which no feature reads) is stored as done in the
 same insert: a claim and a completion for nothing would cost more than its intake. A queued
 one leaves its decoded payload for the worker (`payloads`), so the body is parsed once.
@@ -278,8 +279,7 @@ def make_webhook_handler(
         if not queued:
             delivery = replace(delivery, done=True)
         if not await storage.record_delivery(delivery):
-            metrics.duplicates.labels(event=delivery.event).inc()
-            return web.json_response({"ok": True, "duplicate": True}, status=200)
+            return await _redelivered(delivery, storage, metrics, wake_workers, clock())
         metrics.received.labels(event=delivery.event).inc()
         if queued:
             # Only now: the row is this request's, so the payload is the stored body's.
@@ -291,6 +291,39 @@ def make_webhook_handler(
         return web.json_response({"ok": True, "delivery": delivery.delivery_id}, status=202)
 
     return handle
+
+
+async def _redelivered(
+    delivery: NewDelivery,
+    storage: Storage,
+    metrics: Metrics,
+    wake_workers: Callable[[], None],
+    now: datetime,
+) -> web.Response:
+    """A delivery id seen before. GitHub keeps the id when a person presses "Redeliver", so
+    a delivery parked as failed is queued again (the conditional update re-queues only a
+    failed row: a pending, processing or done one is left alone and this is a duplicate).
+    The stored body stays the one first received, and this request's payload is not left
+    for the worker: the worker decodes the stored body, so what runs is what was stored."""
+    if not await storage.requeue_failed(delivery.delivery_id, now):
+        metrics.duplicates.labels(event=delivery.event).inc()
+        return web.json_response({"ok": True, "duplicate": True}, status=200)
+    metrics.requeued.labels(event=delivery.event).inc()
+    stored = await storage.get_delivery(delivery.delivery_id)
+    log.info(
+        "failed delivery re-queued on redelivery (last error: %s)",
+        stored.last_error if stored is not None else None,
+        extra={
+            "delivery_id": delivery.delivery_id,
+            "event": delivery.event,
+            "installation": delivery.installation_id,
+            "repository": delivery.repository,
+        },
+    )
+    wake_workers()
+    return web.json_response(
+        {"ok": True, "delivery": delivery.delivery_id, "requeued": True}, status=202
+    )
 
 
 _UNREADABLE = Rejection(400, "bad-payload", "body could not be read as its Content-Encoding says")

@@ -149,6 +149,13 @@ class Storage(Protocol):
         longer this worker's (taken over after it expired, or the delivery is finished),
         so the worker knows to stop."""
 
+    async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
+        """A person asked for a failed delivery again (GitHub's "Redeliver", the CLI): back
+        to pending, due at `now`, attempts reset to 0, `last_error` kept until the next
+        attempt replaces it. One conditional statement: only a `failed` row changes, so a
+        pending, processing or done delivery is never touched and two callers re-queue it
+        once. False (nothing changes) for any other status or an unknown id."""
+
     async def get_delivery(self, delivery_id: str) -> Delivery | None: ...
 
     async def count_deliveries(self) -> dict[DeliveryStatus, int]:

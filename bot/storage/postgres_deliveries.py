@@ -181,6 +181,18 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
         )
         return changed_rows(status) == 1
 
+    async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
+        status = await self._db.execute(
+            "UPDATE deliveries SET status = $1, attempts = 0, next_attempt_at = $2,"
+            " finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL"
+            " WHERE delivery_id = $3 AND status = $4",
+            DeliveryStatus.PENDING.value,
+            require_utc(now),
+            delivery_id,
+            DeliveryStatus.FAILED.value,
+        )
+        return changed_rows(status) == 1
+
     async def get_delivery(self, delivery_id: str) -> Delivery | None:
         row = await self._db.fetchrow(
             f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = $1", delivery_id

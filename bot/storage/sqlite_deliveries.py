@@ -243,6 +243,20 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         )
         return changed == 1
 
+    async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
+        changed = await self._execute(
+            "UPDATE deliveries SET status = ?, attempts = 0, next_attempt_at = ?,"
+            " finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL"
+            " WHERE delivery_id = ? AND status = ?",
+            (
+                DeliveryStatus.PENDING.value,
+                to_micros(now),
+                delivery_id,
+                DeliveryStatus.FAILED.value,
+            ),
+        )
+        return changed == 1
+
     async def get_delivery(self, delivery_id: str) -> Delivery | None:
         rows = await self._fetchall(
             f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
