@@ -31,8 +31,6 @@ from typing import Any
 
 import aiohttp
 from aiohttp.test_utils import TestClient, TestServer
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,6 +40,7 @@ from bot.github.client import GitHubApp, RetryPolicy  # noqa: E402
 from bot.storage import storage_from_url  # noqa: E402
 from bot.storage.base import DeliveryStatus, Storage  # noqa: E402
 from tests.support.app_helpers import make_settings  # noqa: E402
+from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply  # noqa: E402
 from tests.support.flow_helpers import judge_config, pull_request_payload  # noqa: E402
@@ -130,13 +129,9 @@ async def send(client: TestClient[Any, Any], path: str, event: str, body: bytes)
 
 
 async def run() -> None:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    fake = FakeGitHub(app_id=12345, public_key=key.public_key())
+    key = new_key_pair()
+    pem = key.private_pem
+    fake = FakeGitHub(app_id=12345, public_key=key.public_key)
     fake.add_installation(1, "octo")
     llm = FakeOpenAIServer()
     llm.default = Reply.json(

@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.intake_mutations import (  # noqa: E402
     FuzzRequest,
     Mutator,
@@ -51,15 +50,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def private_key_pem() -> str:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
 
 
 async def wait_until_up(base: str) -> None:
@@ -142,7 +132,7 @@ def server_env(port: int, database: Path) -> dict[str, str]:
     return {
         **os.environ,
         "APP_ID": "1",
-        "PRIVATE_KEY": private_key_pem(),
+        "PRIVATE_KEY": new_key_pair().private_pem,
         "WEBHOOK_SECRET": SECRET,
         "PORT": str(port),
         "HOST": "127.0.0.1",

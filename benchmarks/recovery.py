@@ -24,13 +24,12 @@ import tempfile
 from pathlib import Path
 
 import aiohttp
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.github.client import GitHubApp  # noqa: E402
+from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
 from tests.support.server_process import PAYLOAD_REPO, Recovery, crash_and_recover  # noqa: E402
 
@@ -38,13 +37,9 @@ APP_ID = 12345
 
 
 async def one_run(hold: float, settings: dict[str, str]) -> Recovery:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    fake = FakeGitHub(app_id=APP_ID, public_key=key.public_key())
+    key = new_key_pair()
+    pem = key.private_pem
+    fake = FakeGitHub(app_id=APP_ID, public_key=key.public_key)
     fake.add_installation(1, "Codertocat")
     fake.add_repo(PAYLOAD_REPO, default_branch="master", installation_id=1)
     await fake.start()

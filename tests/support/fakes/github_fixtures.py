@@ -24,9 +24,8 @@ class KeyPair:
     public_key: rsa.RSAPublicKey
 
 
-@pytest.fixture(scope="session")
-def github_keypair() -> KeyPair:
-    """One RSA key pair per test session (generation is the slow part)."""
+def new_key_pair() -> KeyPair:
+    """A fresh App key: the private PEM the bot signs with, the public key the fake checks."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(
         serialization.Encoding.PEM,
@@ -34,6 +33,12 @@ def github_keypair() -> KeyPair:
         serialization.NoEncryption(),
     ).decode()
     return KeyPair(pem, key.public_key())
+
+
+@pytest.fixture(scope="session")
+def github_keypair() -> KeyPair:
+    """One RSA key pair per test session (generation is the slow part)."""
+    return new_key_pair()
 
 
 @pytest.fixture
