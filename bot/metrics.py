@@ -28,7 +28,7 @@ class Metrics:
         )
         self.requeued = self._counter(
             "judge_deliveries_requeued",
-            "Failed deliveries queued again by a redelivery or the CLI, by event.",
+            "Failed deliveries queued again by a GitHub redelivery, by event.",
             "event",
         )
         self.rejected = self._counter(

@@ -23,7 +23,6 @@ from gidgethub.sansio import Event
 
 from bot.commands import plan
 from bot.commands.grammar import Command, command_for_action, parse_command
-from bot.commands.replies import render_help
 from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
@@ -48,8 +47,7 @@ async def on_comment(event: Event, context: Context) -> None:
     command = parse_command(str(comment.get("body") or ""))
     if command is None:
         return
-    user = comment.get("user") or {}
-    actor = Actor(str(user.get("login", "")), str(user.get("type", "User")))
+    actor = Actor.from_user(comment.get("user"))
     if actor.is_bot:
         return
     repository = event.data["repository"]
@@ -123,8 +121,7 @@ async def act_on_sha(
     """A request from the checks UI is about the sha of the run it was made on."""
     if context.installation_id is None:
         return
-    sender = event.data.get("sender") or {}
-    actor = Actor(str(sender.get("login", "")), str(sender.get("type", "User")))
+    actor = Actor.from_user(event.data.get("sender"))
     if actor.is_bot:
         return
     repository = event.data["repository"]
@@ -158,9 +155,10 @@ async def execute(
     """Authorise and carry out a command. `head_sha` pins the commit (a checks-UI request is
     about its run's commit); without it the pull request's current head is meant."""
     assert context.installation_id is not None
-    if command.kind in ("help", "invalid"):
+    answer = plan.answer_without_facts(command)
+    if answer is not None:
         if reply_to is not None:
-            await gateway.comment(reply_to, render_help(command))
+            await gateway.comment(reply_to, answer.text)
         return
 
     pinned_state = None

@@ -19,7 +19,7 @@ from typing import Any
 from bot.commands.grammar import Command
 from bot.commands.outcome import override_outcome
 from bot.commands.policy import authorize
-from bot.commands.replies import render_override_reply, render_refusal
+from bot.commands.replies import render_help, render_override_reply, render_refusal
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
 from bot.judge.judgment import record_go_no_go
@@ -73,6 +73,14 @@ def outdated_override(command: Command, *, pinned_sha: str, current_head: str) -
     """An override from a check run of a commit that is no longer the pull request's head
     would decide a commit nobody judged: refused. Re-runs of an old commit are harmless."""
     return command.kind == "override" and pinned_sha != current_head
+
+
+def answer_without_facts(command: Command) -> Reply | None:
+    """Help, and help for a command not understood: anyone may ask (`policy.authorize`),
+    so the answer needs nothing fetched about the change."""
+    if command.kind in ("help", "invalid"):
+        return Reply(render_help(command))
+    return None
 
 
 def locate(

@@ -28,6 +28,13 @@ def issue_key(repository: str, number: int) -> str:
     return f"{repository.lower()}#{number}"
 
 
+def open_number(known: Mapping[str, Any] | None) -> int | None:
+    """The number of the task's issue when storage knows it to be open."""
+    if known is None or known.get("state") != "open" or not known.get("number"):
+        return None
+    return int(known["number"])
+
+
 def issue_url(target: Target, number: int) -> str | None:
     """The issue's page, on the host the repository's own URL names."""
     return None if target.html_url is None else f"{target.html_url}/issues/{number}"

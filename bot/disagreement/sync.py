@@ -28,6 +28,7 @@ from bot.disagreement.lifecycle import (
     issue_key,
     issue_url,
     links_for,
+    open_number,
     task_key,
 )
 from bot.github.gateway import RepoGateway
@@ -93,8 +94,8 @@ async def reconcile(
             await gateway.reopen_issue(number)
         await gateway.comment(number, render_followup_comment(records, links))
         await remember_issue(storage, target, number, "open")
-    elif known is not None and known.get("state") == "open" and known.get("number"):
-        number = int(known["number"])
+    elif (still_open := open_number(known)) is not None:
+        number = still_open
     else:
         return None
     return issue_url(target, number)
@@ -125,10 +126,10 @@ async def open_once(
 
 async def close_for(gateway: RepoGateway, storage: Storage, target: Target, comment: str) -> bool:
     """Close the task's open issue with a comment; False when none was open."""
-    known = await storage.kv_get(BY_TASK, task_key(target.repository, target.task))
-    if known is None or known.get("state") != "open" or not known.get("number"):
+    number = open_number(await storage.kv_get(BY_TASK, task_key(target.repository, target.task)))
+    if number is None:
         return False
-    await close_issue(gateway, storage, target, int(known["number"]), comment)
+    await close_issue(gateway, storage, target, number, comment)
     return True
 
 

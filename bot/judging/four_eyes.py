@@ -8,9 +8,9 @@ author can neither override nor skip their own change.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 
@@ -21,6 +21,12 @@ class Actor:
 
     login: str
     type: str = "User"
+
+    @classmethod
+    def from_user(cls, user: Mapping[str, Any] | None) -> Actor:
+        """From a payload's `sender` or `comment.user` object."""
+        user = user or {}
+        return cls(str(user.get("login", "")), str(user.get("type", "User")))
 
     @property
     def is_bot(self) -> bool:

@@ -160,8 +160,7 @@ async def remember_grant(
     if payload.get("action") != "labeled":
         await save_grant(storage, target.repository, target.pull_number, None)
         return
-    sender = payload.get("sender") or {}
-    actor = Actor(str(sender.get("login", "")), str(sender.get("type", "User")))
+    actor = Actor.from_user(payload.get("sender"))
     permission, role = ("none", None) if actor.is_bot else await gateway.permission(actor.login)
     grant = LabelGrant(
         by=actor.login, by_type=actor.type, permission=permission, role_name=role or ""

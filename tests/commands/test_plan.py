@@ -13,6 +13,7 @@ from bot.commands.plan import (
     Refusal,
     Reply,
     Rerun,
+    answer_without_facts,
     locate,
     outdated_override,
     plan_command,
@@ -194,3 +195,14 @@ def test_plan_override_cancel_restores_the_judges_verdict() -> None:
 def test_outdated_override(kind: str, action: str | None, pinned: str, expected: bool) -> None:
     command = Command(kind, action=action)  # type: ignore[arg-type]
     assert outdated_override(command, pinned_sha=pinned, current_head="head") is expected
+
+
+@pytest.mark.parametrize(
+    ("command", "answered"),
+    [(Command("help"), True), (Command("invalid", raw="/judge x"), True), (RERUN, False)],
+)
+def test_help_is_answered_without_facts(command: Command, answered: bool) -> None:
+    answer = answer_without_facts(command)
+    assert (answer is not None) is answered
+    if answer is not None:
+        assert "judge-bot commands" in answer.text

@@ -104,3 +104,9 @@ def test_actor_is_bot() -> None:
     assert Actor("X[BOT]").is_bot
     assert not Actor("robot").is_bot
     assert not Actor("octocat", type="User").is_bot
+
+
+def test_actor_from_a_payload_user() -> None:
+    assert Actor.from_user({"login": "ci[bot]", "type": "Bot"}) == Actor("ci[bot]", "Bot")
+    assert Actor.from_user(None) == Actor("", "User")
+    assert Actor.from_user({"login": "maria"}).is_bot is False

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.disagreement.lifecycle import IssueAction, issue_action, issue_url, links_for
+from bot.disagreement.lifecycle import IssueAction, issue_action, issue_url, links_for, open_number
 from bot.judge.records import Verdict
 from bot.judging.target import Target
 
@@ -49,3 +49,16 @@ def test_without_a_repository_url_no_link_is_guessed() -> None:
     legacy = Target("octo/repo", 1, SHA, "main", "octo/repo#7", "t", pull_number=7)
     assert links_for(legacy, "").subject_url is None
     assert issue_url(legacy, 3) is None
+
+
+@pytest.mark.parametrize(
+    ("known", "number"),
+    [
+        (None, None),
+        ({"state": "opening"}, None),
+        ({"number": 3, "state": "closed"}, None),
+        ({"number": 3, "state": "open"}, 3),
+    ],
+)
+def test_open_number(known: dict[str, Any] | None, number: int | None) -> None:
+    assert open_number(known) == number
