@@ -59,6 +59,7 @@ __all__ = [
     "env_file",
     "load_database_url",
     "load_judge_config",
+    "load_judge_section",
     "load_settings",
     "work_tree_top",
 ]
@@ -202,11 +203,19 @@ class Settings(DatabaseSettings):
     ghe_host: str | None = Field(default=None, alias="GHE_HOST")
     ghe_protocol: str | None = Field(default=None, alias="GHE_PROTOCOL")
 
-    # Read only to be refused (UNSUPPORTED, and GH_ORG in setup mode); secrets, as a DSN
-    # carries a key.
+    # Read only to be refused (UNSUPPORTED); secrets, as a DSN carries a key.
     redis_url: SecretStr | None = Field(default=None, alias="REDIS_URL")
     sentry_dsn: SecretStr | None = Field(default=None, alias="SENTRY_DSN")
+
+    # Registration (setup mode) and local development, as Probot names them.
     gh_org: str | None = Field(default=None, alias="GH_ORG")
+    """Register the App under this organization instead of the signed-in user."""
+    base_url: str | None = Field(default=None, alias="BASE_URL")
+    """The server's public address; the registered App's webhook URL is built from it."""
+    webhook_proxy_url: str | None = Field(default=None, alias="WEBHOOK_PROXY_URL")
+    """A smee.io channel whose forwarded deliveries go through the same intake."""
+    github_client_id: str | None = Field(default=None, alias="GITHUB_CLIENT_ID")
+    github_client_secret: SecretStr | None = Field(default=None, alias="GITHUB_CLIENT_SECRET")
 
     # Delivery processing. Defaults suit one small instance; the names are ours (JUDGE_*).
     workers: Annotated[int, Field(ge=1, le=64)] = Field(default=4, alias="JUDGE_WORKERS")
@@ -230,8 +239,27 @@ class Settings(DatabaseSettings):
     delivery_retention_days: Annotated[float, Field(ge=0)] = Field(
         default=30.0, alias="JUDGE_DELIVERY_RETENTION_DAYS"
     )
+    # Missed deliveries: GitHub does not retry a delivery that failed while we were down.
+    redeliver_missed: bool = Field(default=True, alias="JUDGE_REDELIVER_MISSED")
+    redeliver_window_hours: Annotated[float, Field(gt=0, le=72)] = Field(
+        default=24.0, alias="JUDGE_REDELIVER_WINDOW_HOURS"
+    )
+    redeliver_interval_seconds: Annotated[float, Field(gt=0)] = Field(
+        default=300.0, alias="JUDGE_REDELIVER_INTERVAL_SECONDS"
+    )
 
-    @field_validator("ghe_host", "ghe_protocol", "redis_url", "sentry_dsn", "gh_org", mode="before")
+    @field_validator(
+        "ghe_host",
+        "ghe_protocol",
+        "redis_url",
+        "sentry_dsn",
+        "gh_org",
+        "base_url",
+        "webhook_proxy_url",
+        "github_client_id",
+        "github_client_secret",
+        mode="before",
+    )
     @classmethod
     def _blank(cls, value: Any) -> Any:
         return _blank_is_unset(value)
@@ -265,7 +293,7 @@ class Settings(DatabaseSettings):
             raise ValueError("must start with '/'")
         return value
 
-    @field_validator("github_api_url", "github_graphql_url")
+    @field_validator("github_api_url", "github_graphql_url", "base_url", "webhook_proxy_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None:
@@ -314,13 +342,6 @@ class Settings(DatabaseSettings):
         for field, refusal in UNSUPPORTED.items():
             if getattr(self, field) is not None:
                 raise ValueError(refusal)
-        if self.gh_org is not None and not self.configured:
-            # Probot registers the App for GH_ORG in setup mode; our guide has the user
-            # register it by hand, so the organization is theirs to pick there.
-            raise ValueError(
-                "GH_ORG: not supported; judge-bot's registration guide has you register the "
-                "App by hand, under the organization you choose there: unset GH_ORG"
-            )
         return self
 
     @model_validator(mode="after")
@@ -366,6 +387,7 @@ class Settings(DatabaseSettings):
             self.metrics_token,
             self.redis_url,
             self.sentry_dsn,
+            self.github_client_secret,
         )
         return [value.get_secret_value() for value in values if value is not None]
 
@@ -432,6 +454,12 @@ def load_settings(**overrides: object) -> Settings:
 def load_judge_config(**overrides: object) -> JudgeConfig:
     """The judge's `JUDGE_*` settings, from the same sources as the server's."""
     return _load(JudgeConfig, overrides, _judge_name)
+
+
+def load_judge_section(model: type[_Model], **overrides: object) -> _Model:
+    """A feature's own `JUDGE_*` settings model (its fields named without the prefix),
+    from the same sources as everything else."""
+    return _load(model, overrides, _judge_name)
 
 
 def load_database_url() -> str:

@@ -36,6 +36,10 @@ PROBOT_NAMES = (
     "REDIS_URL",
     "SENTRY_DSN",
     "GH_ORG",
+    "BASE_URL",
+    "WEBHOOK_PROXY_URL",
+    "GITHUB_CLIENT_ID",
+    "GITHUB_CLIENT_SECRET",
     "DATABASE_URL",
 )
 
@@ -345,12 +349,13 @@ def test_ghe_host_from_dotenv(tmp_path: Path) -> None:
         ({"GHE_HOST": "ghe.example.com", "GHE_PROTOCOL": "ftp"}, ("GHE_PROTOCOL",)),
         ({"REDIS_URL": f"redis://:{SECRET_VALUE}@cache:6379"}, ("REDIS_URL",)),
         ({"SENTRY_DSN": f"https://{SECRET_VALUE}@sentry.example/1"}, ("SENTRY_DSN",)),
-        ({"GH_ORG": "acme"}, ("GH_ORG",)),
+        ({"BASE_URL": "judge.example.com"}, ("BASE_URL",)),
+        ({"WEBHOOK_PROXY_URL": "smee.io/abc"}, ("WEBHOOK_PROXY_URL",)),
         ({"LOG_MESSAGE_KEY": "level"}, ("LOG_MESSAGE_KEY",)),
         ({"LOG_LEVEL_IN_STRING": "perhaps"}, ("LOG_LEVEL_IN_STRING",)),
     ],
 )
-def test_probot_settings_that_cannot_be_honoured_are_refused(
+def test_probot_settings_that_cannot_be_honoured_or_are_malformed_are_refused(
     values: dict[str, str], names: tuple[str, ...]
 ) -> None:
     with pytest.raises(SettingsError) as raised:
@@ -366,8 +371,11 @@ def test_blank_probot_settings_mean_unset() -> None:
     assert settings.github_api_url == "https://api.github.com"
 
 
-def test_gh_org_with_a_registered_app_is_what_probot_does_too(github_keypair: Any) -> None:
+def test_gh_org_is_read_in_setup_mode_and_harmless_once_registered(
+    github_keypair: Any,
+) -> None:
     """Probot reads GH_ORG only to register the App; once it is registered it is unused."""
+    assert load_settings(GH_ORG="acme").gh_org == "acme"
     settings = load_settings(
         APP_ID="42",
         PRIVATE_KEY=github_keypair.private_pem,

@@ -37,7 +37,10 @@ from openapi_core.datatypes import RequestParameters
 from tests.support.fakes import github_openapi as oa
 from tests.support.fakes.github_graphql import GraphQLContext, github_schema
 from tests.support.fakes.github_handlers import RestHandlers
+from tests.support.fakes.github_hooks import HookDeliveryHandlers
 from tests.support.fakes.github_http import DOCS, FakeGitHubError, Handler, Incoming, Reply, iso
+from tests.support.fakes.github_manifests import ManifestHandlers
+from tests.support.fakes.github_merges import MergeHandlers
 from tests.support.fakes.github_model import Comment, Issue, Label, Pull, Repo
 from tests.support.fakes.github_shapes import Shapes
 
@@ -78,6 +81,10 @@ class IssuedToken:
     expires_at: datetime
 
 
+# Operations GitHub answers without a token or JWT.
+UNAUTHENTICATED = frozenset({"apps/create-from-manifest"})
+
+
 class FakeGitHub:
     """See the module docstring. Start with `await start()`, stop with `await close()`."""
 
@@ -114,7 +121,16 @@ class FakeGitHub:
         self._runner: web.AppRunner | None = None
         self._port = 0
         self.shapes = Shapes(self)
-        self._handlers: dict[str, Handler] = RestHandlers(self, self.shapes).table()
+        # One handler object per feature; tests reach each one's state through its attribute.
+        self.hooks = HookDeliveryHandlers(self, self.shapes)
+        self.manifests = ManifestHandlers(self, self.shapes)
+        self.merges = MergeHandlers(self, self.shapes)
+        self._handlers: dict[str, Handler] = {
+            **RestHandlers(self, self.shapes).table(),
+            **self.hooks.table(),
+            **self.manifests.table(),
+            **self.merges.table(),
+        }
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -460,7 +476,9 @@ class FakeGitHub:
         return Reply(fault.status, fault.body, dict(fault.headers))
 
     async def _authorise_and_handle(self, incoming: Incoming) -> Reply:
-        if incoming.operation.template.startswith("/app"):
+        if incoming.operation.operation_id in UNAUTHENTICATED:
+            pass  # the one-time code in the path is the credential
+        elif incoming.operation.template.startswith("/app"):
             self._check_app_jwt(incoming.request)
         else:
             incoming.installation_id = self._check_token(incoming.request)
