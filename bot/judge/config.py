@@ -175,6 +175,8 @@ class JudgeConfig(BaseSettings):
     alternate_anthropic_base_url: str | None = None
     alternate_anthropic_api_key: SecretStr | None = None
     allow_shared_family: bool = False
+    # Globs of the models a repository's `.github/judge.yml` may pick; empty allows any.
+    allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
     quick_timeout: float = Field(default=45.0, gt=0)
     deep_timeout: float = Field(default=60.0, gt=0)
@@ -199,7 +201,7 @@ class JudgeConfig(BaseSettings):
     )
     authors: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    @field_validator("alternate_models", "paths", "authors", mode="before")
+    @field_validator("alternate_models", "allowed_models", "paths", "authors", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split_list(value)
