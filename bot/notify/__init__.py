@@ -1,0 +1,1 @@
+"""Notifications: a short JSON message to an operator's webhook when a person is needed."""
