@@ -3,7 +3,8 @@
 POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
 GET  /healthz       -> storage.ping
 GET  /metrics       -> Prometheus text
-GET  /              -> status page, or the registration guide when APP_ID is unset
+GET  /              -> status page, or the registration page when APP_ID is unset
+GET  /setup/callback -> (setup mode only) GitHub's return from registering the App
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
+from bot.judge.tier_status import TierBoard, statuses_from_config
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
-from bot.pages import render_setup_page, render_status_page
+from bot.pages import render_status_page
+from bot.registration.handlers import Registration, add_registration
 from bot.routing import build_router
 from bot.services import ServiceHub, Services
 from bot.settings import Settings, load_judge_config
@@ -45,6 +48,8 @@ METRICS = web.AppKey("metrics", Metrics)
 POOL = web.AppKey("pool", WorkerPool)
 SERVICES = web.AppKey("services", ServiceHub)
 PAYLOADS = web.AppKey("payloads", PayloadCache)
+# Each judge tier's latest status: pages read it, the provider self-check replaces it.
+TIER_BOARD = web.AppKey("tier_board", TierBoard)
 
 Clock = Callable[[], datetime]
 
@@ -66,7 +71,8 @@ def create_app(
     """Build the application. Nothing connects until the app starts (cleanup contexts).
 
     `github` lets tests pass a GitHubApp pointed at a fake server; otherwise it is built
-    from `settings`. `judge_config` defaults to what `JUDGE_*` says at start-up.
+    from `settings`. `judge_config` defaults to what `JUDGE_*` says now (environment, then
+    .env, as `serve` reads it); the services and the pages share that one config.
     """
     app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
     metrics = Metrics()
@@ -76,6 +82,8 @@ def create_app(
     # the router has no callback for as done, and leaves the rest decoded for the workers.
     routes = router or build_router()
     payloads = PayloadCache()
+    config = judge_config if judge_config is not None else load_judge_config()
+    board = TierBoard(statuses_from_config(config))
     dispatcher = Dispatcher(routes, store, hub, clock, payloads)
     pool = _worker_pool(settings, store, dispatcher, metrics, clock)
     app[SETTINGS] = settings
@@ -84,15 +92,19 @@ def create_app(
     app[SERVICES] = hub
     app[POOL] = pool
     app[PAYLOADS] = payloads
+    app[TIER_BOARD] = board
 
     app.cleanup_ctx.extend(
         [
             _storage_ctx(store),
-            _services_ctx(settings, store, metrics, hub, github, judge_config),
+            _services_ctx(settings, store, metrics, hub, github, config),
             _workers_ctx(settings, store, pool, clock, start_workers),
         ]
     )
-    app.router.add_get("/", _index)
+    if settings.configured:
+        app.router.add_get("/", _status_page)
+    else:
+        add_registration(app, Registration(settings, board, clock))
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
     if settings.configured and settings.webhook_secret is not None:
@@ -157,7 +169,7 @@ def _services_ctx(
     metrics: Metrics,
     hub: ServiceHub,
     github: GitHubApp | None,
-    judge_config: JudgeConfig | None,
+    config: JudgeConfig,
 ) -> CleanupContext:
     """The HTTP clients live as long as the app; the services built on them go in `hub`.
     In setup mode (no APP_ID) there is no GitHub client and so no services."""
@@ -178,8 +190,6 @@ def _services_ctx(
                 on_pause=metrics.observe_github_pause,
             )
         if client is not None:
-            # The same sources as `serve` (environment, then .env) when none was given.
-            config = judge_config if judge_config is not None else load_judge_config()
             hub.provide(
                 Services(
                     github=client,
@@ -214,13 +224,12 @@ def _workers_ctx(
     return workers_ctx
 
 
-async def _index(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
-    if not settings.configured:
-        return web.Response(text=render_setup_page(settings), content_type="text/html")
+async def _status_page(request: web.Request) -> web.Response:
     counts = await request.app[STORAGE].count_deliveries()
+    tiers = request.app[TIER_BOARD].current()
     return web.Response(
-        text=render_status_page(settings, counts, __version__), content_type="text/html"
+        text=render_status_page(request.app[SETTINGS], counts, __version__, tiers),
+        content_type="text/html",
     )
 
 

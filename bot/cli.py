@@ -17,7 +17,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
-from bot.intake import deliveries_cli
+from bot.intake import deliveries_cli, replay_cli
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
 from bot.judge.terminal import guard_closed_stdout
@@ -27,12 +27,10 @@ from bot.storage.base import StorageUnavailable, describe_database
 
 log = logging.getLogger("bot")
 
-# PRIVATE_KEY_PATH first, as in the README and the guide: a downloaded .pem needs no
-# quoting, where a PEM pasted into PRIVATE_KEY does.
 SETUP_HINT = (
-    "APP_ID is not set: serving the registration guide at http://%s:%d/ (register the App "
-    "from app.yml, then set APP_ID, PRIVATE_KEY_PATH and WEBHOOK_SECRET; PRIVATE_KEY with "
-    "the PEM itself may replace PRIVATE_KEY_PATH)"
+    'APP_ID is not set: open http://%s:%d/ and press "Register the GitHub App" '
+    "(docs/registration.md); set BASE_URL, or WEBHOOK_PROXY_URL, first so GitHub can reach "
+    "this server"
 )
 
 
@@ -51,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(handler=_serve)
     judge_console.register(commands)
     deliveries_cli.register(commands)
+    replay_cli.register(commands)
     return parser
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "load_judge_config",
     "load_judge_section",
     "load_settings",
+    "tracked_by_git",
     "work_tree_top",
 ]
 
@@ -122,7 +123,8 @@ def default_database_url(cwd: Path | None = None) -> str:
     return f"sqlite:///{top / DATABASE_FILE}"
 
 
-def _tracked_by_git(path: Path) -> bool:
+def tracked_by_git(path: Path) -> bool:
+    """Whether git tracks `path` (False outside a work tree or without git)."""
     result = _git(path.parent, "ls-files", "--error-unmatch", "--", path.name)
     return result is not None and result.returncode == 0
 
@@ -143,7 +145,7 @@ def env_file(cwd: Path | None = None, environ: Mapping[str, str] | None = None) 
     path = base / ".env"
     if not path.is_file():
         return None
-    if _tracked_by_git(path):
+    if tracked_by_git(path):
         raise SettingsError(
             ".env: git tracks this file, so judge-bot does not read it (a repository's "
             f"files must not choose where your keys are sent); set {ENV_FILE_VARIABLE}=.env "

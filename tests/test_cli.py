@@ -101,14 +101,14 @@ def serve_lines(capsys: pytest.CaptureFixture[str], lines: list[dict[str, Any]])
     return err
 
 
-def test_setup_mode_names_the_settings_the_readme_names(
+def test_setup_mode_points_to_the_registration_button_the_readme_names(
     started: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     serve_lines(capsys, started)
     (hint,) = [line["message"] for line in started if line["level"] == "warning"]
-    assert "set APP_ID, PRIVATE_KEY_PATH and WEBHOOK_SECRET" in hint
+    assert 'press "Register the GitHub App"' in hint and "BASE_URL" in hint
     readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "set `APP_ID`, `PRIVATE_KEY_PATH`" in readme
+    assert "press **Register the GitHub App**" in readme and "`BASE_URL`" in readme
 
 
 def test_serve_logs_the_judge_tiers_once_and_never_a_key(
