@@ -128,6 +128,26 @@ def parse_repo_config(text: str, *, path: str = CONFIG_PATH) -> RepoConfig:
         raise RepoConfigError(issues, path) from exc
 
 
+def issues_at(text: str, problems: Sequence[tuple[Sequence[str | int], str]]) -> list[ConfigIssue]:
+    """Issues for problems found in a file that parsed: each `(location, message)` is put
+    on the line of the value at that location (`("models", "quick")`), or of the deepest
+    section of it the file holds. Used for rules the file's own schema cannot know, such
+    as the operator's `JUDGE_ALLOWED_MODELS`."""
+    try:
+        root, _ = load_within_limits(text)
+    except (LimitExceeded, yaml.YAMLError):
+        # Only a text that parsed reaches here; should it not compose now, the key still says where.
+        root = None
+    lookup = _KeyLookup()
+    issues: list[ConfigIssue] = []
+    for loc, message in problems:
+        node = None if root is None else _node_at(root, tuple(loc), want_key=False, lookup=lookup)
+        line = 1 if node is None else node.start_mark.line + 1
+        column = 1 if node is None else node.start_mark.column + 1
+        issues.append(ConfigIssue(line, column, _format_loc(loc), message))
+    return issues
+
+
 # -- locating problems ---------------------------------------------------------------------
 
 

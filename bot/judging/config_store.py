@@ -13,12 +13,17 @@ delivery and leave every pull request without a check. A file found invalid is c
 with its problems, so it is parsed once per fetch rather than on every event. Errors
 from GitHub or storage are not the file's fault and propagate, so the delivery is
 retried.
+
+A file that parses can still pick models the operator does not allow
+(`JUDGE_ALLOWED_MODELS`, see `model_policy`); that refusal is a `RepoConfigError` too,
+naming the line of each refused `models.<tier>`. It is decided on every load and never
+cached, so an operator who changes the list and restarts is obeyed at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,8 +33,10 @@ from bot.judging.config_file import (
     CONFIG_PATH,
     ConfigIssue,
     RepoConfigError,
+    issues_at,
     parse_repo_config,
 )
+from bot.judging.model_policy import disallowed_models, refusal_message
 from bot.judging.repo_config import RepoConfig
 from bot.storage.base import Storage
 
@@ -51,12 +58,18 @@ def cache_is_fresh(entry: dict[str, Any] | None, now: datetime) -> bool:
 
 
 async def load_repo_config(
-    gateway: RepoGateway, storage: Storage, default_branch: str, now: datetime
+    gateway: RepoGateway,
+    storage: Storage,
+    default_branch: str,
+    now: datetime,
+    *,
+    allowed_models: Sequence[str] = (),
 ) -> RepoConfig:
     """The repository's config (defaults when the file is absent).
 
-    Raises RepoConfigError for anything wrong with the file, however it fails;
-    GitHub and storage errors propagate."""
+    Raises RepoConfigError for anything wrong with the file, however it fails, and for
+    `models:` outside `allowed_models` (globs; empty allows any); GitHub and storage
+    errors propagate."""
     key = gateway.full_name.lower()
     entry = await storage.kv_get(CONFIG_NAMESPACE, key)
     if entry is not None and cache_is_fresh(entry, now):
@@ -64,7 +77,8 @@ async def load_repo_config(
         if error is not None:
             raise error
         text = entry.get("text")
-        return await read_config(None if text is None else str(text))
+        cached_text = None if text is None else str(text)
+        return await governed(await read_config(cached_text), cached_text, allowed_models)
     expression = f"{default_branch}:{CONFIG_PATH}"
     blob = (await gateway.blobs([expression]))[expression]
     try:
@@ -73,7 +87,19 @@ async def load_repo_config(
         await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, error))
         raise
     await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, None))
-    return config
+    return await governed(config, None if blob is None else blob.text, allowed_models)
+
+
+async def governed(config: RepoConfig, text: str | None, allowed: Sequence[str]) -> RepoConfig:
+    """`config`, unless it picks models outside `allowed`: then a RepoConfigError with one
+    issue per refused model, on the line of its `models.<tier>` in `text`."""
+    refused = disallowed_models(config, allowed)
+    if not refused:
+        return config
+    problems = [(r.loc, refusal_message(r, allowed)) for r in refused]
+    # Only a file sets models, so `text` is there; were it not, the issues fall on line 1.
+    issues = await asyncio.to_thread(issues_at, text or "", problems)
+    raise RepoConfigError(issues)
 
 
 async def read_config(text: str | None) -> RepoConfig:
