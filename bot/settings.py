@@ -192,6 +192,8 @@ class Settings(DatabaseSettings):
     webhook_secret: SecretStr | None = Field(default=None, alias="WEBHOOK_SECRET")
     metrics_token: SecretStr | None = Field(default=None, alias="METRICS_TOKEN")
     """When set, `GET /metrics` answers only `Authorization: Bearer <token>`."""
+    dashboard_token: SecretStr | None = Field(default=None, alias="DASHBOARD_TOKEN")
+    """When set, `/dashboard` is on, for `Authorization: Bearer <token>` or a signed-in person."""
     webhook_path: str = Field(default="/api/github/webhooks", alias="WEBHOOK_PATH")
     host: str = Field(default="0.0.0.0", alias="HOST")
     port: Annotated[int, Field(ge=0, le=65535)] = Field(default=3000, alias="PORT")
@@ -260,6 +262,7 @@ class Settings(DatabaseSettings):
         "webhook_proxy_url",
         "github_client_id",
         "github_client_secret",
+        "dashboard_token",
         mode="before",
     )
     @classmethod
@@ -387,6 +390,7 @@ class Settings(DatabaseSettings):
             self.webhook_secret,
             self.private_key,
             self.metrics_token,
+            self.dashboard_token,
             self.redis_url,
             self.sentry_dsn,
             self.github_client_secret,
