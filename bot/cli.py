@@ -21,6 +21,7 @@ from bot.intake import deliveries_cli, replay_cli
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
 from bot.judge.terminal import guard_closed_stdout
+from bot.reports import cli as reports_cli
 from bot.logs import configure_logging
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.storage.base import StorageUnavailable, describe_database
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge_console.register(commands)
     deliveries_cli.register(commands)
     replay_cli.register(commands)
+    reports_cli.register(commands)
     return parser
 
 

@@ -8,17 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from bot.judge.config import JudgeConfig
-from bot.settings import Settings, load_judge_config, load_settings
+from bot.settings import load_judge_config, load_settings
+from tests.support.setting_names import all_setting_names
 
 EXAMPLE = Path(__file__).resolve().parent.parent / ".env.example"
 ASSIGNMENT = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=")
 
 
 def known_names() -> set[str]:
-    server = {str(field.alias) for field in Settings.model_fields.values() if field.alias}
-    judge = {f"JUDGE_{name.upper()}" for name in JudgeConfig.model_fields}
-    return server | judge
+    return all_setting_names()
 
 
 def test_every_name_in_the_example_is_a_setting() -> None:

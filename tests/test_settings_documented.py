@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bot.judge.config import JudgeConfig
-from bot.settings import Settings
+from tests.support.setting_names import all_setting_names
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 GROUPED = re.compile(
@@ -30,12 +29,6 @@ def is_documented(name: str, text: str) -> bool:
     prefix, suffix = grouped.groups()
     family = "JUDGE_<TIER>" if not prefix.startswith("JUDGE_ALTERNATE") else prefix
     return f"`{family}_{suffix}`" in text or (f"`{family}_" in text and f"`_{suffix}`" in text)
-
-
-def all_setting_names() -> set[str]:
-    server = {str(field.alias) for field in Settings.model_fields.values() if field.alias}
-    judge = {f"JUDGE_{name.upper()}" for name in JudgeConfig.model_fields}
-    return server | judge
 
 
 def test_every_server_and_judge_setting_is_named_in_the_docs() -> None:

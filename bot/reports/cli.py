@@ -1,0 +1,229 @@
+"""`judge-bot triage` and `judge-bot calibrate`: the verdict log, read for people.
+
+    judge-bot triage    [--days 7]  [--repo OWNER/NAME] [--json] [--width N] [--database-url URL]
+    judge-bot calibrate [--days 14] [--repo OWNER/NAME] [--json] [--width N] [--database-url URL]
+
+Both read the database the server writes (`--database-url`, else DATABASE_URL, else the
+default file, as every command finds it). A table fits the terminal (`--width`, else the
+terminal's width; piped output is not cut); `--json` is for scripts. Exit status 0 with
+a report (ready or not: `calibrate --json` says so in `ready`), 2 with one line on
+stderr for a bad setting or a database that cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import re
+import shutil
+import sqlite3
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from bot.judge.terminal import err, out
+from bot.reports import sources
+from bot.reports.calibration_view import calibration_json, render_calibration
+from bot.reports.facts import facts_of, in_repository
+from bot.reports.kpis import calibrate
+from bot.reports.thresholds import CalibrationThresholds
+from bot.reports.triage import OpenIssue, Subject, SubjectKey, subject_keys, task_keys, triage
+from bot.reports.triage_view import render_triage, triage_json
+from bot.settings import DATABASE_FILE, SettingsError, load_database_url, load_judge_section
+from bot.storage import storage_from_url
+from bot.storage.base import Storage, StoredVerdict, describe_database
+
+logger = logging.getLogger(__name__)
+
+DATABASE_HELP = (
+    "the App's database (default: DATABASE_URL from the environment or .env, else "
+    f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
+)
+MAX_DAYS = 3650
+_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TriageInput:
+    stored: list[StoredVerdict]
+    subjects: dict[SubjectKey, Subject]
+    open_issues: list[OpenIssue]
+
+
+async def _with_storage(url: str, work: Callable[[Storage], Awaitable[T]]) -> T:
+    storage = storage_from_url(url)
+    await storage.open()
+    try:
+        return await work(storage)
+    finally:
+        await storage.close()
+
+
+def _read(args: argparse.Namespace, work: Callable[[Storage], Awaitable[T]]) -> T | int:
+    """`work` against the command's database; an int is the exit status of a failure
+    already reported on stderr."""
+    try:
+        url: str = args.database_url or load_database_url()
+    except SettingsError as exc:
+        err(f"judge-bot: configuration error: {exc}")
+        return 2
+    try:
+        return asyncio.run(_with_storage(url, work))
+    except Exception as exc:
+        # A driver's message may quote a DSN, so only its type is shown (as `verdicts export`).
+        logger.debug("report failed", exc_info=True)
+        what = type(exc).__name__
+        if isinstance(exc, OSError | sqlite3.Error | ValueError):
+            what += f": {exc}"
+        err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
+        return 2
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The garbage collector at rest while a report runs. Tens of thousands of decoded
+    records stay alive together; the collector would walk them again and again as they
+    arrive (most of the command's time) and can find no garbage among them."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _width(args: argparse.Namespace) -> int | None:
+    if args.width is not None:
+        width: int = args.width
+        return width
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+async def _gather_triage(storage: Storage, since: datetime, repo: str | None) -> TriageInput:
+    stored = in_repository(await sources.window_records(storage, since), repo)
+    return TriageInput(
+        stored=stored,
+        subjects=await sources.subjects(storage, subject_keys(stored)),
+        open_issues=await sources.open_issues(storage, task_keys(stored)),
+    )
+
+
+def _cmd_triage(args: argparse.Namespace) -> int:
+    with collector_paused():
+        return _triage(args)
+
+
+def _triage(args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    since = now - timedelta(days=args.days)
+    gathered = _read(args, lambda storage: _gather_triage(storage, since, args.repo))
+    if isinstance(gathered, int):
+        return gathered
+    report = triage(
+        gathered.stored,
+        now=now,
+        days=args.days,
+        repository=args.repo,
+        subjects=gathered.subjects,
+        open_issues=gathered.open_issues,
+    )
+    out(triage_json(report) if args.json else render_triage(report, _width(args)))
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    with collector_paused():
+        return _calibrate(args)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    try:
+        thresholds = load_judge_section(CalibrationThresholds)
+    except SettingsError as exc:
+        err(f"judge-bot: configuration error: {exc}")
+        return 2
+    now = datetime.now(UTC)
+    since = now - timedelta(days=args.days)
+    stored = _read(args, lambda storage: sources.window_records(storage, since))
+    if isinstance(stored, int):
+        return stored
+    facts, unreadable = facts_of(in_repository(stored, args.repo))
+    del stored  # the decoded records are the bulk of the memory; the facts are enough
+    report = calibrate(
+        facts, thresholds, now=now, days=args.days, repository=args.repo, unreadable=unreadable
+    )
+    out(
+        calibration_json(report, thresholds)
+        if args.json
+        else render_calibration(report, _width(args))
+    )
+    return 0
+
+
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_DAYS}")
+    return value
+
+
+def _columns(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 40:
+        raise argparse.ArgumentTypeError("must be at least 40")
+    return value
+
+
+def _repository(text: str) -> str:
+    if not _REPOSITORY.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
+    return text
+
+
+def _add_common(parser: argparse.ArgumentParser, days: int) -> None:
+    parser.add_argument(
+        "--days", type=_days, default=days, help=f"how many days back to read (default {days})"
+    )
+    parser.add_argument("--repo", type=_repository, metavar="OWNER/NAME", help="one repository")
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    parser.add_argument(
+        "--width", type=_columns, help="table width (default: the terminal's; piped: no limit)"
+    )
+    parser.add_argument("--database-url", help=DATABASE_HELP)
+
+
+def register(subparsers: Any) -> None:
+    """Add `triage` and `calibrate` to an argparse subparsers object."""
+    triage_parser = subparsers.add_parser(
+        "triage",
+        help="the morning look at the verdict log: what the judges flagged",
+        description="Verdict distribution, flagged items (every non-accept) and open "
+        "disagreement issues of the last days.",
+    )
+    _add_common(triage_parser, 7)
+    triage_parser.set_defaults(handler=_cmd_triage)
+    calibrate_parser = subparsers.add_parser(
+        "calibrate",
+        help="KPIs against the blocking-mode thresholds: ready or not, and why",
+        description="Seed 000's calibration KPIs per repository, overall, per model and "
+        "per family, and whether blocking mode may be switched on (JUDGE_CALIBRATION_* "
+        "settings, docs/operations.md).",
+    )
+    _add_common(calibrate_parser, 14)
+    calibrate_parser.set_defaults(handler=_cmd_calibrate)

@@ -1,0 +1,216 @@
+"""Seed 000's calibration figures, per repository and overall, and whether blocking mode
+may be switched on. Pure: stored facts, the standing human decisions, the thresholds and
+the window in; a `Calibration` out.
+
+What each figure is read from (the records hold no more than this):
+
+* a judgment is one record the judges (or the checks without a model) wrote; a person's
+  override record is not one. A change judged in two rubric groups, or judged again,
+  has one judgment per record.
+* a person's standing decision about a change (`facts.human_decisions`) applies to
+  every judgment of that change. False positives and negatives come from overrides
+  only: a revert is not recorded anywhere the bot reads.
+* GO and UNDETERMINED rates: each judgment's own `go_no_go` over all judgments.
+* availability: `measures.Availability` over the judgments' model calls.
+* latency: per judgment that called a model, the sum of its calls' latencies (the tiers
+  run one after the other; retries included); a verdict-cache hit calls none.
+* agreement: judgments where two or more tiers answered, and all said the same.
+* cost: the calls' prompt and completion tokens, priced per model when configured.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from bot.judge.records import Verdict
+from bot.reports.facts import (
+    LABELS,
+    ChangeKey,
+    HumanFact,
+    RecordFact,
+    Window,
+    human_decisions,
+)
+from bot.reports.measures import (
+    Availability,
+    Rate,
+    Spend,
+    false_negative,
+    false_positive,
+    percentile,
+)
+from bot.reports.model_kpis import GroupFigures, per_family, per_model
+from bot.reports.readiness import Readiness, readiness
+from bot.reports.thresholds import CalibrationThresholds
+
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class Figures:
+    scope: str
+    judgments: int
+    decisions: dict[str, int]
+    labels: dict[str, int]
+    overridden: int
+    false_positives: Rate
+    false_negatives: Rate
+    go: Rate
+    undetermined: Rate
+    availability: Rate
+    latency_median_s: float | None
+    latency_p95_s: float | None
+    agreement: Rate
+    tokens: int
+    unpriced_tokens: int
+    cost: float | None
+    first_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ScopeReport:
+    figures: Figures
+    readiness: Readiness
+
+
+@dataclass(frozen=True)
+class Calibration:
+    window: Window
+    repository: str | None
+    overall: ScopeReport
+    repositories: list[ScopeReport]
+    models: list[GroupFigures]
+    families: list[GroupFigures]
+    human_decisions: int
+    unreadable: int
+
+
+@dataclass
+class _Tally:
+    scope: str
+    decisions: Counter[Verdict] = field(default_factory=Counter)
+    labels: Counter[str] = field(default_factory=Counter)
+    overridden: int = 0
+    fp: list[int] = field(default_factory=lambda: [0, 0])
+    fn: list[int] = field(default_factory=lambda: [0, 0])
+    agree: list[int] = field(default_factory=lambda: [0, 0])
+    latencies: list[float] = field(default_factory=list)
+    availability: Availability = field(default_factory=Availability)
+    spend: Spend = field(default_factory=Spend)
+    first_at: datetime | None = None
+
+    def add(self, fact: RecordFact, human: HumanFact | None, prices: Mapping[str, float]) -> None:
+        self.decisions[fact.decision] += 1
+        self.labels[fact.label] += 1
+        if self.first_at is None or fact.at < self.first_at:
+            self.first_at = fact.at
+        decided = None if human is None else human.verdict
+        self.overridden += decided is not None
+        _count(self.fp, false_positive(fact.decision, decided))
+        _count(self.fn, false_negative(fact.decision, decided))
+        answered = {r.verdict for r in fact.rounds if r.verdict is not None}
+        answers = sum(r.verdict is not None for r in fact.rounds)
+        _count(self.agree, (answers >= 2, answers >= 2 and len(answered) == 1))
+        for call in fact.calls:
+            self.availability.add(call)
+            self.spend.add(call, prices.get(call.model))
+        if fact.calls:
+            self.latencies.append(sum(c.latency_ms for c in fact.calls) / 1000)
+
+    def merge(self, other: _Tally) -> None:
+        self.decisions.update(other.decisions)
+        self.labels.update(other.labels)
+        self.overridden += other.overridden
+        for mine, theirs in ((self.fp, other.fp), (self.fn, other.fn), (self.agree, other.agree)):
+            mine[0] += theirs[0]
+            mine[1] += theirs[1]
+        self.latencies.extend(other.latencies)
+        self.availability.succeeded += other.availability.succeeded
+        self.availability.attempts += other.availability.attempts
+        self.spend.tokens += other.spend.tokens
+        self.spend.priced_tokens += other.spend.priced_tokens
+        self.spend.cost += other.spend.cost
+        if other.first_at is not None and (self.first_at is None or other.first_at < self.first_at):
+            self.first_at = other.first_at
+
+    def figures(self) -> Figures:
+        judgments = sum(self.decisions.values())
+        return Figures(
+            scope=self.scope,
+            judgments=judgments,
+            decisions={v.value: self.decisions[v] for v in Verdict},
+            labels={label: self.labels[label] for label in LABELS},
+            overridden=self.overridden,
+            false_positives=Rate(self.fp[1], self.fp[0]),
+            false_negatives=Rate(self.fn[1], self.fn[0]),
+            go=Rate(self.labels["GO"], judgments),
+            undetermined=Rate(self.labels["UNDETERMINED"], judgments),
+            availability=self.availability.rate,
+            latency_median_s=percentile(self.latencies, 0.5),
+            latency_p95_s=percentile(self.latencies, 0.95),
+            agreement=Rate(self.agree[1], self.agree[0]),
+            tokens=self.spend.tokens,
+            unpriced_tokens=self.spend.unpriced_tokens,
+            cost=self.spend.money,
+            first_at=self.first_at,
+        )
+
+
+def _count(pair: list[int], outcome: tuple[bool, bool]) -> None:
+    considered, counted = outcome
+    pair[0] += considered
+    pair[1] += counted
+
+
+def scope_figures(
+    facts: Sequence[RecordFact],
+    humans: Mapping[ChangeKey, HumanFact],
+    prices: Mapping[str, float],
+) -> tuple[Figures, list[Figures]]:
+    """Figures over every judgment, and per repository (sorted by name)."""
+    scopes: dict[str, _Tally] = {}
+    for fact in facts:
+        if fact.human is not None:
+            continue
+        tally = scopes.get(fact.scope)
+        if tally is None:
+            tally = scopes[fact.scope] = _Tally(fact.scope)
+        tally.add(fact, humans.get(fact.change), prices)
+    overall = _Tally(OVERALL)
+    for tally in scopes.values():
+        overall.merge(tally)
+    return overall.figures(), [scopes[name].figures() for name in sorted(scopes)]
+
+
+def calibrate(
+    facts: Sequence[RecordFact],
+    thresholds: CalibrationThresholds,
+    *,
+    now: datetime,
+    days: int,
+    repository: str | None = None,
+    unreadable: int = 0,
+) -> Calibration:
+    """The whole report over `facts` (the window's records, oldest first, already limited
+    to `repository` when one was asked for)."""
+    window = Window(since=now - timedelta(days=days), until=now, days=days)
+    humans = human_decisions(facts)
+    prices = thresholds.calibration_price_per_1k_tokens
+    overall, scopes = scope_figures(facts, humans, prices)
+
+    def report(figures: Figures) -> ScopeReport:
+        return ScopeReport(figures, readiness(figures, thresholds, window))
+
+    return Calibration(
+        window=window,
+        repository=repository,
+        overall=report(overall),
+        repositories=[report(f) for f in scopes],
+        models=per_model(facts, humans, prices),
+        families=per_family(facts, humans, prices),
+        human_decisions=sum(f.human is not None for f in facts),
+        unreadable=unreadable,
+    )

@@ -1,0 +1,27 @@
+"""Every setting name judge-bot reads: the server's, the judge's and each feature's own
+`JUDGE_*` model (loaded through `bot.settings.load_judge_section`)."""
+
+from __future__ import annotations
+
+from pydantic_settings import BaseSettings
+
+from bot.judge.config import JudgeConfig
+from bot.judge.research_settings import ResearchSettings
+from bot.merging.settings import MergeSettings
+from bot.notify.settings import NotifySettings
+from bot.reports.thresholds import CalibrationThresholds
+from bot.settings import Settings
+
+JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
+    JudgeConfig,
+    MergeSettings,
+    NotifySettings,
+    CalibrationThresholds,
+    ResearchSettings,
+)
+
+
+def all_setting_names() -> set[str]:
+    server = {str(field.alias) for field in Settings.model_fields.values() if field.alias}
+    judge = {f"JUDGE_{name.upper()}" for section in JUDGE_SECTIONS for name in section.model_fields}
+    return server | judge
