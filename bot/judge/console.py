@@ -53,12 +53,14 @@ from bot.judge.pre_push import (
 )
 from bot.judge.record_table import render_table
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, VerdictRecord
+from bot.judge.research_settings import ResearchRules, ResearchSettings
 from bot.judge.terminal import drop_stdout, err, guard_closed_stdout, out
 from bot.settings import (
     DATABASE_FILE,
     SettingsError,
     load_database_url,
     load_judge_config,
+    load_judge_section,
 )
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, describe_database
@@ -153,7 +155,9 @@ def _read_files(names: Sequence[str]) -> list[JudgedFile] | None:
     return files
 
 
-def _judge_request(args: argparse.Namespace, files: list[JudgedFile]) -> JudgeRequest:
+def _judge_request(
+    args: argparse.Namespace, files: list[JudgedFile], research: ResearchRules
+) -> JudgeRequest:
     return JudgeRequest(
         task=TaskSpec(
             task_id=args.task_id,
@@ -169,6 +173,7 @@ def _judge_request(args: argparse.Namespace, files: list[JudgedFile]) -> JudgeRe
         scope=args.scope or f"cli:{Path.cwd()}",
         bypass_cache=args.no_cache,
         known_paths=_known_paths(Path.cwd()),
+        research=research,
     )
 
 
@@ -187,6 +192,7 @@ def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
 def _cmd_judge(args: argparse.Namespace) -> int:
     try:
         config = load_judge_config()
+        research = load_judge_section(ResearchSettings).rules()
         url = _database_url(args)
     except SettingsError as exc:
         err(f"judge-bot: configuration error: {exc}; nothing was judged")
@@ -194,7 +200,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     files = _read_files(args.files)
     if files is None:
         return EXIT_UNDETERMINED
-    request = _judge_request(args, files)
+    request = _judge_request(args, files, research)
     try:
         storage = storage_from_url(url)
     except ValueError as exc:
@@ -420,7 +426,7 @@ def _add_judge(subparsers: Any) -> None:
         "--rubric",
         choices=[r.value for r in RubricName],
         default="content",
-        help="content (prose, the default), code or completion",
+        help="content (prose, the default), code, completion or research",
     )
     judge.add_argument("--sensitive", action="store_true", help="always run the deep judge")
     judge.add_argument("--json", action="store_true", help="print the record as JSON")

@@ -1,7 +1,8 @@
 """The judge engine: one change in, one `VerdictRecord` out (and appended to storage).
 
     mechanical checks ── hard failure ───────────────► REJECT (no model call)
-        (files, and a credential in the task texts: nothing with a credential is sent)
+        (files, and a credential in the task texts: nothing with a credential is sent;
+        the research rubric adds its claim and source counts, `request.research`)
     no LLM configured ───────────────────────────────► UNDETERMINED (models not run)
     four-eyes seating (authoring family replaced by an alternate; no quick judge left
         -> UNDETERMINED; a later tier left empty counts as not available)
@@ -77,6 +78,7 @@ from bot.judge.records import (
     VerdictRecord,
     content_sha256,
 )
+from bot.judge.research_settings import ResearchRules
 from bot.judge.rounds import (
     ATTEMPTS_PER_ROUND,
     AttemptError,
@@ -111,6 +113,9 @@ class JudgeRequest:
     bypass_cache: bool = False
     known_paths: frozenset[str] = frozenset()
     """Other paths that exist in the repository (for the broken-link check)."""
+    research: ResearchRules = field(default_factory=ResearchRules)
+    """The research rubric's thresholds (JUDGE_RESEARCH_* with the repository's overrides
+    applied); read only when `rubric` is research."""
 
 
 async def append_record(storage: Storage, record: VerdictRecord) -> None:
@@ -235,7 +240,11 @@ class JudgeEngine:
         live = [f for f in request.files if not f.removed]
         return _Inspection(
             mechanical=check_task(request.task)
-            + run_mechanical_checks(request.files, known_paths=request.known_paths or None),
+            + run_mechanical_checks(
+                request.files,
+                known_paths=request.known_paths or None,
+                research=request.research if request.rubric is RubricName.RESEARCH else None,
+            ),
             injection=detect_task_injection(request.task) + detect_injection(live),
             authoring=detect_authoring_families(
                 request.commit_messages, self.config.authorship_patterns

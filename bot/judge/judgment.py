@@ -30,6 +30,7 @@ the judge returned nothing usable or lacks confidence). The first row that appli
       content     any score < 3 NO-GO, else GO
       code        low confidence UNDETERMINED; any dimension < 0.7 NO-GO, else GO
       completion  (no scores) its answer is accept GO, else NO-GO
+      research    any score < 3 NO-GO, else GO (unsupported claims do not change the label)
 
 Reading the deciding judgment rather than the protocol's verdict is what makes an
 escalate block: two judges who both score a document below 3 send it to a human, and

@@ -11,6 +11,8 @@
 | todo-marker       | soft     | the three conventional unfinished-work tags, or a stub marker |
 | broken-link       | soft     | a relative Markdown link to a path that does not exist |
 | broken-anchor     | soft     | `#fragment` missing from the target Markdown file's headings |
+| research-*        | both     | research rubric only: claims, sources, domains, counter-evidence, |
+|                   |          | confidence, verifiable ratio (bot/judge/research_claims.py) |
 
 Why these severities: a hard finding rejects without calling a model, so it is
 kept for things that are broken whatever a reviewer thinks (merge debris,
@@ -36,6 +38,11 @@ to a file outside the change cannot be verified and is not reported; a link to a
 file this change removes is always reported. Anchors are checked only when the
 target Markdown file's content is among the given files. External links
 (`scheme:`, `//host`) are not checked.
+
+The research checks run only when the caller passes the research rubric's thresholds
+(the files are judged by that rubric), on each Markdown file that is neither removed nor
+binary, over the whole file: a report is judged as it stands, not by the lines a change
+added.
 """
 
 from __future__ import annotations
@@ -52,6 +59,8 @@ import yaml
 from bot.credentials import redact, scan_lines
 from bot.judge import markdown
 from bot.judge.records import Finding, JudgedFile, Severity, TaskSpec
+from bot.judge.research_claims import research_findings
+from bot.judge.research_settings import ResearchRules
 
 _CONFLICT_EDGE = re.compile(r"^(?:<{7}|\|{7}|>{7})(?: |$)")
 _CONFLICT_MIDDLE = re.compile(r"^={7}$")
@@ -333,14 +342,25 @@ def check_file(file: JudgedFile, tree: _Tree) -> list[Finding]:
     return findings
 
 
+def _research(file: JudgedFile, rules: ResearchRules) -> list[Finding]:
+    if file.removed or "\x00" in file.content or not markdown.is_markdown(file.path):
+        return []
+    return research_findings(file.path, file.content, rules)
+
+
 def run_mechanical_checks(
-    files: Sequence[JudgedFile], known_paths: Collection[str] | None = None
+    files: Sequence[JudgedFile],
+    known_paths: Collection[str] | None = None,
+    research: ResearchRules | None = None,
 ) -> list[Finding]:
-    """All findings, in file order then line order."""
+    """All findings, in file order then line order; `research` (the research rubric's
+    thresholds) adds the research checks."""
     tree = _Tree(files, known_paths)
     out: list[Finding] = []
     for file in files:
         found = check_file(file, tree)
+        if research is not None:
+            found += _research(file, research)
         found.sort(key=lambda f: (f.line or 0, f.kind))
         out.extend(found)
     return out

@@ -63,6 +63,7 @@ class RubricName(StrEnum):
     CONTENT = "content"
     CODE = "code"
     COMPLETION = "completion"
+    RESEARCH = "research"
 
 
 FindingSource = Literal["mechanical", "injection"]

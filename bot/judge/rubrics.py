@@ -1,4 +1,4 @@
-"""The three rubrics a judge can score against, and how scores become verdicts.
+"""The four rubrics a judge can score against, and how scores become verdicts.
 
 Every verdict is computed from the scores by `Rubric.decide`; the label the
 model wrote is kept as `model_verdict` for calibration only.
@@ -34,6 +34,16 @@ completion (seed 003: pass, reason, missing_items, questions_for_user,
   The seed's fail-open (a failed judge call returns pass=true) is not copied:
   failures are undetermined rounds, decided by the engine.
 
+research (seed 004: support, sourcing, balance, calibration, whole scores 1-5, and
+          the claims the judge found unsupported)
+    reject   any dimension < 2
+    accept   every dimension >= 3, the average >= 3.5 and no unsupported claim
+    improve  everything else (including all >= 3 with an unsupported claim)
+  The counts (claims, sources, domains, counter-evidence, the stated confidence,
+  the verifiable ratio) are not asked of the judge: they are mechanical findings
+  (bot/judge/research_claims.py), and the hard ones reject before any model runs.
+  `go_no_go` reads the scores as content's does: GO when every dimension >= 3.
+
 These are per-round verdicts. How rounds combine (quick -> deep -> tiebreaker,
 the seed's "escalate when models disagree", whether a quick reject is final) is
 the protocol's job (bot/judge/protocol.py); a rubric escalates only when one
@@ -41,7 +51,7 @@ judge says it cannot decide (code: low confidence; completion: questions only
 a human can answer).
 
 Each rubric lives in its own module (content_rubric, code_rubric, completion_rubric,
-sharing rubric_base); this module is the one the rest of the judge imports rubrics
+research_rubric, sharing rubric_base); this module is the one the rest of the judge imports rubrics
 from, and `get_rubric` the one place a rubric name becomes a rubric.
 """
 
@@ -52,6 +62,7 @@ from bot.judge.completion_rubric import CompletionRubric, CompletionThresholds
 from bot.judge.content_rubric import ContentRubric, ContentThresholds, content_verdict
 from bot.judge.parsing import ParseError
 from bot.judge.records import RubricName
+from bot.judge.research_rubric import ResearchRubric, ResearchThresholds
 from bot.judge.rubric_base import Rubric, RubricAnswer, go_no_go
 
 __all__ = [
@@ -62,6 +73,8 @@ __all__ = [
     "ContentRubric",
     "ContentThresholds",
     "ParseError",
+    "ResearchRubric",
+    "ResearchThresholds",
     "Rubric",
     "RubricAnswer",
     "RubricName",
@@ -71,7 +84,7 @@ __all__ = [
     "go_no_go",
 ]
 
-Thresholds = ContentThresholds | CodeThresholds | CompletionThresholds
+Thresholds = ContentThresholds | CodeThresholds | CompletionThresholds | ResearchThresholds
 
 
 def get_rubric(name: RubricName | str, thresholds: Thresholds | None = None) -> Rubric:
@@ -84,6 +97,10 @@ def get_rubric(name: RubricName | str, thresholds: Thresholds | None = None) -> 
         if thresholds is not None and not isinstance(thresholds, CodeThresholds):
             raise TypeError("code rubric needs CodeThresholds")
         return CodeRubric(thresholds)
+    if rubric_name is RubricName.RESEARCH:
+        if thresholds is not None and not isinstance(thresholds, ResearchThresholds):
+            raise TypeError("research rubric needs ResearchThresholds")
+        return ResearchRubric(thresholds)
     if thresholds is not None and not isinstance(thresholds, CompletionThresholds):
         raise TypeError("completion rubric needs CompletionThresholds")
     return CompletionRubric(thresholds)

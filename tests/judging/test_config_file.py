@@ -150,7 +150,7 @@ ERROR_CASES: list[tuple[str, str, int, str | None, str]] = [
         "rubrics:\n  '**/*.py': code\n  'docs/**': docs\n",
         3,
         'rubrics["docs/**"]',
-        "expected one of 'content', 'code' or 'completion', got the string \"docs\"",
+        "expected one of 'content', 'code', 'completion' or 'research', got the string \"docs\"",
     ),
     (
         "rubric bad glob key",
