@@ -25,6 +25,8 @@ from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
 from bot.intake.payloads import PayloadCache
+from bot.intake.proxy import webhook_proxy_ctx
+from bot.intake.recovery import missed_deliveries_ctx
 from bot.intake.webhooks import MAX_BODY_BYTES, make_webhook_handler
 from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
@@ -99,6 +101,9 @@ def create_app(
             _storage_ctx(store),
             _services_ctx(settings, store, metrics, hub, github, config),
             _workers_ctx(settings, store, pool, clock, start_workers),
+            # After the services: recovery asks GitHub through the App's client in `hub`.
+            missed_deliveries_ctx(settings, store, hub, metrics, clock),
+            webhook_proxy_ctx(settings),
         ]
     )
     if settings.configured:

@@ -93,6 +93,32 @@ class Metrics:
             "the installation (scope installation) or for the App's own JWT calls (scope app).",
             "scope",
         )
+        self.missed_deliveries = self._counter(
+            "judge_missed_deliveries",
+            "Deliveries GitHub's log shows as failed that intake never stored, counted each "
+            "time a recovery pass claims one for redelivery, by event.",
+            "event",
+        )
+        self.redeliveries_requested = self._counter(
+            "judge_redeliveries_requested",
+            "Redeliveries of missed deliveries GitHub accepted, by event.",
+            "event",
+        )
+        self.redelivery_failures = self._counter(
+            "judge_redelivery_failures",
+            "Recovery of missed deliveries that failed, by reason: rate-limited, unavailable "
+            "(GitHub 5xx or no connection), refused (GitHub 4xx), error (anything else).",
+            "reason",
+        )
+
+        self.model_available = Gauge(
+            "judge_provider_model_available",
+            "1 when the tier's model is in its provider's model list, 0 when it is missing "
+            "(or the provider refused the key or could not be reached); absent while unknown. "
+            "Checked at start and hourly (bot/judge/self_check.py).",
+            ["tier", "model"],
+            registry=self.registry,
+        )
 
     def _counter(self, name: str, documentation: str, label: str) -> Counter:
         return Counter(name, documentation, [label], registry=self.registry)

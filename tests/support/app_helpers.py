@@ -28,6 +28,8 @@ def make_settings(private_key: str, tmp_path: Path, **overrides: Any) -> Setting
         "JUDGE_RETRY_BASE_SECONDS": 0,
         "JUDGE_GITHUB_WRITE_INTERVAL": 0,
         "LOG_FORMAT": "pretty",
+        # Tests that want recovery passes turn it on; others must not list deliveries.
+        "JUDGE_REDELIVER_MISSED": False,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)
