@@ -21,6 +21,7 @@ from aiohttp import web
 from gidgethub.routing import Router
 
 from bot import __version__
+from bot.feature_settings import FeatureSettings, load_feature_settings
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
@@ -33,7 +34,9 @@ from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.tier_status import TierBoard, statuses_from_config
+from bot.merging.worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.notify.sender import Notifier
 from bot.pages import render_status_page
 from bot.registration.handlers import Registration, add_registration
 from bot.routing import build_router
@@ -66,6 +69,7 @@ def create_app(
     storage: Storage | None = None,
     github: GitHubApp | None = None,
     judge_config: JudgeConfig | None = None,
+    features: FeatureSettings | None = None,
     router: Router | None = None,
     start_workers: bool = True,
     clock: Clock = _utc_now,
@@ -75,6 +79,7 @@ def create_app(
     `github` lets tests pass a GitHubApp pointed at a fake server; otherwise it is built
     from `settings`. `judge_config` defaults to what `JUDGE_*` says now (environment, then
     .env, as `serve` reads it); the services and the pages share that one config.
+    `features` (merge queue, research rubric, notifications) likewise.
     """
     app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
     metrics = Metrics()
@@ -85,6 +90,7 @@ def create_app(
     routes = router or build_router()
     payloads = PayloadCache()
     config = judge_config if judge_config is not None else load_judge_config()
+    feature_settings = features if features is not None else load_feature_settings()
     board = TierBoard(statuses_from_config(config))
     dispatcher = Dispatcher(routes, store, hub, clock, payloads)
     pool = _worker_pool(settings, store, dispatcher, metrics, clock)
@@ -99,7 +105,8 @@ def create_app(
     app.cleanup_ctx.extend(
         [
             _storage_ctx(store),
-            _services_ctx(settings, store, metrics, hub, github, config),
+            _services_ctx(settings, store, metrics, hub, github, config, feature_settings),
+            merge_queue_ctx(store, hub, clock, enabled=start_workers and settings.configured),
             _workers_ctx(settings, store, pool, clock, start_workers),
             # After the services: recovery asks GitHub through the App's client in `hub`.
             missed_deliveries_ctx(settings, store, hub, metrics, clock),
@@ -175,6 +182,7 @@ def _services_ctx(
     hub: ServiceHub,
     github: GitHubApp | None,
     config: JudgeConfig,
+    features: FeatureSettings,
 ) -> CleanupContext:
     """The HTTP clients live as long as the app; the services built on them go in `hub`.
     In setup mode (no APP_ID) there is no GitHub client and so no services."""
@@ -202,6 +210,14 @@ def _services_ctx(
                     engine=JudgeEngine.from_config(config, llm_client, store),
                     llm_client=llm_client,
                     max_attempts=settings.max_attempts,
+                    merge=features.merge,
+                    research=features.research,
+                    notifier=Notifier(
+                        features.notify,
+                        llm_client,
+                        store,
+                        on_outcome=metrics.observe_notification,
+                    ),
                 )
             )
         yield

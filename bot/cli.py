@@ -17,12 +17,13 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
+from bot.feature_settings import load_feature_settings
 from bot.intake import deliveries_cli, replay_cli
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
 from bot.judge.terminal import guard_closed_stdout
-from bot.reports import cli as reports_cli
 from bot.logs import configure_logging
+from bot.reports import cli as reports_cli
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.storage.base import StorageUnavailable, describe_database
 
@@ -73,20 +74,21 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         settings = load_settings()
         judge_config = load_judge_config()
+        features = load_feature_settings()
     except SettingsError as exc:
         sys.stderr.write(f"judge-bot: configuration error: {exc}\n")
         return 2
     configure_logging(
         settings.log_level,
         settings.log_format,
-        settings.secret_values() + judge_config.api_keys(),
+        settings.secret_values() + judge_config.api_keys() + features.secret_values(),
         level_in_string=settings.log_level_in_string,
         message_key=settings.log_message_key,
     )
     _start_log(settings, judge_config)
     try:
         web.run_app(
-            create_app(settings, judge_config=judge_config),
+            create_app(settings, judge_config=judge_config, features=features),
             host=settings.host,
             port=settings.port,
             print=None,

@@ -120,6 +120,17 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.notifications = Counter(
+            "judge_notifications",
+            "Notifications to JUDGE_NOTIFY_URL by kind and outcome: sent, failed (every "
+            "attempt failed), duplicate (the event was already notified).",
+            ["kind", "outcome"],
+            registry=self.registry,
+        )
+
+    def observe_notification(self, kind: str, outcome: str) -> None:
+        self.notifications.labels(kind=kind, outcome=outcome).inc()
+
     def _counter(self, name: str, documentation: str, label: str) -> Counter:
         return Counter(name, documentation, [label], registry=self.registry)
 

@@ -7,7 +7,8 @@ from gidgethub.routing import Router
 from bot.commands import handlers as commands
 from bot.installations import handlers as installations
 from bot.judging import handlers as judging
+from bot.merging import handlers as merging
 
 
 def build_router() -> Router:
-    return Router(installations.router, judging.router, commands.router)
+    return Router(installations.router, judging.router, commands.router, merging.router)

@@ -8,6 +8,7 @@ build a hub with their own fakes.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 import httpx
@@ -16,6 +17,9 @@ from cachetools import LRUCache
 from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
+from bot.judge.research_settings import ResearchRules
+from bot.merging.settings import MergeSettings, default_merge_settings
+from bot.notify.sender import Notifier
 
 # A repository's `models:` override gets an engine of its own; few repositories override,
 # so a small bound keeps every live combination without growing without end.
@@ -34,6 +38,33 @@ class Services:
     repo_engines: LRUCache[EngineKey, JudgeEngine] = field(
         default_factory=lambda: LRUCache(maxsize=REPO_ENGINES_KEPT)
     )
+    merge: MergeSettings = field(default_factory=default_merge_settings)
+    research: ResearchRules = field(default_factory=ResearchRules)
+    # None in tests that build services by hand: nothing to notify.
+    notifier: Notifier | None = None
+
+
+class Doorbell:
+    """Wakes a waiting loop in this process at once (the merge queue's worker when a
+    handler made a queue head due); other replicas find the work on their own timer."""
+
+    def __init__(self) -> None:
+        self._rung = asyncio.Event()
+        self.listening = False
+
+    def ring(self) -> None:
+        self._rung.set()
+
+    async def wait(self, seconds: float) -> bool:
+        """True when rung before `seconds` passed; the bell is reset either way."""
+        try:
+            async with asyncio.timeout(max(0.0, seconds)):
+                await self._rung.wait()
+        except TimeoutError:
+            return False
+        finally:
+            self._rung.clear()
+        return True
 
 
 class ServicesNotReady(RuntimeError):
@@ -45,6 +76,7 @@ class ServiceHub:
 
     def __init__(self, services: Services | None = None) -> None:
         self._services = services
+        self.merge_doorbell = Doorbell()
 
     def provide(self, services: Services) -> None:
         self._services = services

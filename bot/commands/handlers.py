@@ -4,7 +4,8 @@
     check_run requested_action ("Re-judge (deep)", "Accept (override)")
         parse -> find the judged head sha -> permission from GitHub -> authorize (pure)
         override accept|reject: the check run shows the human decision, an audit record
-            with human_override=true is appended, the disagreement issue is closed
+            with human_override=true is appended, the disagreement issue is closed; the
+            outcome reaches the merge queue (an accept approves the head)
         override cancel: the judges' verdict and check run come back
         rerun: judge the head sha again, bypassing the verdict cache
 
@@ -15,7 +16,7 @@ says is ever obeyed.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gidgethub.routing import Router
@@ -28,10 +29,14 @@ from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judge.engine import append_record
 from bot.judging.check_run import CHECK_NAME
+from bot.judging.config_file import RepoConfigError
+from bot.judging.config_store import load_repo_config
 from bot.judging.four_eyes import Actor
 from bot.judging.handlers import judge_target
 from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
+from bot.judging.target import Target
+from bot.merging import approval as merge_approval
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -236,6 +241,25 @@ async def apply_override(
             gateway, context.storage, decided.target, decided.close_comment
         )
     assert state.check_run_id is not None
-    shown = await show(gateway, state.check_run_id, decided.state, decided.output)
+    output = decided.output
+    line = await override_reaches_queue(context, gateway, decided.target, decided.state, actor)
+    if line is not None:
+        output = replace(output, summary=f"{output.summary}\n\n{line}")
+    shown = await show(gateway, state.check_run_id, decided.state, output)
     await save_state(context.storage, key, shown)
     await replies.send(decided.reply)
+
+
+async def override_reaches_queue(
+    context: Context, gateway: RepoGateway, target: Target, state: ShaState, actor: Actor
+) -> str | None:
+    """An authorised override accept approves the head for the merge queue like the
+    judges' accept; reject takes it out, cancel brings the judges' outcome back."""
+    final = state.override.verdict.value if state.override is not None else state.verdict
+    try:
+        config = await load_repo_config(
+            gateway, context.storage, target.default_branch, context.clock()
+        )
+    except RepoConfigError:
+        config = None
+    return await merge_approval.on_judged(context, config, target, str(final), actor=actor.login)

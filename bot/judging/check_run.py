@@ -115,6 +115,9 @@ class CheckDetails:
     disagreement_issue_url: str | None = None
     skipped_by_budget: bool = False
     notes: Sequence[str] = ()
+    queue_line: str | None = None
+    """The merge queue's line (already rendered by `bot.merging.messages`) when the
+    accept put the pull request in a queue."""
 
 
 @dataclass
@@ -239,6 +242,8 @@ def _overall_block(
         lines.append("Some judging was skipped because the cost budget was reached.")
     if details.disagreement_issue_url:
         lines.append(f"The judges disagree; a human decides in {details.disagreement_issue_url}.")
+    if details.queue_line:
+        lines.append(details.queue_line)
     if verdict is not Verdict.ACCEPT:
         lines.append(
             "Someone with write access who is not an author can comment "

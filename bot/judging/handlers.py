@@ -11,6 +11,8 @@
         select watched files ── none ──> neutral "nothing to judge"
         fetch every file in one GraphQL query, judge each rubric group
         escalate ──> open / comment / reopen the disagreement issue;  accept ──> close it
+        the outcome goes to the merge queue (merging.approval.on_judged): accept may queue
+            the pull request (the run then shows its position), anything else takes it out
         complete the run (conclusion by verdict and mode), annotations never sent twice
     A delivery on its last attempt that fails still completes its run (neutral), so no
     run is left in progress forever.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from gidgethub.routing import Router
@@ -39,6 +41,7 @@ from bot.intake.dispatch import Context
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
+from bot.judge.research_settings import ResearchRules
 from bot.judging import rules
 from bot.judging.check_run import CheckDetails, render_check_run
 from bot.judging.conclusion import combined_verdict
@@ -66,6 +69,7 @@ from bot.judging.target import (
     target_from_pull_request,
     target_from_push,
 )
+from bot.merging import approval as merge_approval
 from bot.services import Services
 from bot.storage.base import Storage
 
@@ -189,7 +193,11 @@ async def _config_or_none(
 ) -> RepoConfig | None:
     try:
         return await load_repo_config(
-            gateway, context.storage, target.default_branch, context.clock()
+            gateway,
+            context.storage,
+            target.default_branch,
+            context.clock(),
+            allowed_models=context.services.judge_config.allowed_models,
         )
     except RepoConfigError:
         return None
@@ -208,7 +216,11 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
 
     try:
         config: RepoConfig | None = await load_repo_config(
-            gateway, storage, target.default_branch, context.clock()
+            gateway,
+            storage,
+            target.default_branch,
+            context.clock(),
+            allowed_models=services.judge_config.allowed_models,
         )
         config_error: RepoConfigError | None = None
     except RepoConfigError as error:
@@ -261,6 +273,7 @@ async def _judge_claimed(
         output = render_config_error(
             str(config_error), line=config_error.line, key=config_error.key
         )
+        await judged(context, None, target, "undetermined")
         await run.complete(output, verdict="undetermined", target=target)
         return
 
@@ -273,27 +286,49 @@ async def _judge_claimed(
         grant = await load_grant(context.storage, target.repository, target.pull_number)
     gated = rules.gate(config, target, mode, grant)
     if isinstance(gated, rules.FinishEarly):
+        await judged(context, config, target, gated.verdict)
         await run.complete(gated.output, verdict=gated.verdict, target=target, mode=mode)
         return
     try:
         engine = engine_for(services, config, context.storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
+        await judged(context, config, target, "undetermined")
         await run.complete(output, verdict="undetermined", target=target, mode=mode)
         return
 
     files, left_out = await fetch_files(gateway, target, config, gated.selection)
     directives = await directives_for(target, config, gateway, files)
     records = await judge_groups(
-        engine, target, config, files, commits, directives, gated.selection.sensitive
+        engine,
+        target,
+        config,
+        JudgeInputs(files, commits, directives, gated.selection.sensitive),
+        config.research.applied_to(services.research),
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(
         gateway, context.storage, target, records, verdict, run.url, owner=run.owner
     )
-    details = CheckDetails(left_out=left_out, disagreement_issue_url=issue_url, notes=gated.notes)
+    queue_line = await judged(context, config, target, verdict.value)
+    details = CheckDetails(
+        left_out=left_out,
+        disagreement_issue_url=issue_url,
+        notes=gated.notes,
+        queue_line=queue_line,
+    )
     output = render_check_run(records, mode, details=details)
     await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
+
+
+async def judged(
+    context: Context, config: RepoConfig | None, target: Target, verdict: str
+) -> str | None:
+    """The final outcome goes to the merge queue before the run shows it, so the run can
+    say the queue position; returns that line, if any."""
+    return await merge_approval.on_judged(
+        context, config, target, verdict, actor=f"judge ({context.delivery.delivery_id})"
+    )
 
 
 async def fetch_files(
@@ -362,15 +397,29 @@ async def directives_for(
     return directives
 
 
+@dataclass(frozen=True)
+class JudgeInputs:
+    """What was fetched for one head sha, as the judges will read it."""
+
+    files: Sequence[JudgedFile]
+    commits: Sequence[CommitInfo]
+    directives: Sequence[str]
+    sensitive: frozenset[str]
+
+
 async def judge_groups(
     engine: JudgeEngine,
     target: Target,
     config: RepoConfig,
-    files: Sequence[JudgedFile],
-    commits: Sequence[CommitInfo],
-    directives: Sequence[str],
-    sensitive: frozenset[str],
+    inputs: JudgeInputs,
+    research: ResearchRules,
 ) -> list[VerdictRecord]:
+    files, commits, directives, sensitive = (
+        inputs.files,
+        inputs.commits,
+        inputs.directives,
+        inputs.sensitive,
+    )
     groups: dict[RubricName, list[JudgedFile]] = {}
     for judged in files:
         groups.setdefault(rubric_for(config, judged.path), []).append(judged)
@@ -394,6 +443,7 @@ async def judge_groups(
             installation=target.installation_id,
             bypass_cache=target.bypass_cache,
             known_paths=known,
+            research=research,
         )
         for rubric, group in sorted(groups.items())
     ]

@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -29,6 +29,7 @@ from bot.github.types import ChangedPath
 from bot.globs import check_glob, first_match, match_any
 from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
+from bot.judge.research_settings import ResearchOverrides
 from bot.judge.watched_authors import is_listed_author, normalise_author
 
 SCHEMA_ID = "https://judge-bot.invalid/schemas/judge-config.json"
@@ -138,6 +139,44 @@ class TaskConfig(_Section):
     )
 
 
+MergeMethod = Literal["merge", "squash", "rebase"]
+DEFAULT_HOLD_LABEL = "judge:hold"
+
+
+class MergeConfig(_Section):
+    """Merge on approve: pull requests the judge accepts are merged through a queue."""
+
+    enabled: bool | None = Field(
+        default=None,
+        description="Merge accepted pull requests through the queue of their base branch. "
+        "Unset: the installation default (JUDGE_MERGE_ON_APPROVE, itself off by default).",
+    )
+    method: MergeMethod | None = Field(
+        default=None,
+        description="merge, squash or rebase. Unset: the first of these the repository allows.",
+    )
+    label: NonEmpty | None = Field(
+        default=None,
+        description="Only pull requests carrying this label are merged. Unset: every "
+        "accepted pull request.",
+    )
+    hold_label: NonEmpty = Field(
+        default=DEFAULT_HOLD_LABEL,
+        description="A pull request carrying this label is not merged, and leaves the queue "
+        "when it is added.",
+    )
+    require_human_approval: bool = Field(
+        default=False,
+        description="Also require an approving review at the head commit by someone with "
+        "write access who is not the author.",
+    )
+    delete_branch: bool = Field(
+        default=False,
+        description="Delete the pull request's branch after the queue merged it (branches "
+        "of forks are never touched).",
+    )
+
+
 class RepoConfig(_Section):
     """judge-bot settings for one repository, read from .github/judge.yml."""
 
@@ -154,7 +193,8 @@ class RepoConfig(_Section):
     )
     rubrics: dict[Glob, RubricName] = Field(
         default={"**/*.md": RubricName.CONTENT},
-        description="Ordered mapping of glob to rubric (content, code or completion); the "
+        description="Ordered mapping of glob to rubric (content, code, completion or "
+        "research); the "
         "first glob that matches a file wins, and a file no glob matches gets content.",
     )
     sensitive: tuple[Glob, ...] = Field(
@@ -193,6 +233,16 @@ class RepoConfig(_Section):
         default=TaskConfig(),
         description="Standing directives and acceptance criteria given to the judges with "
         "every change of this repository.",
+    )
+    merge: MergeConfig = Field(
+        default=MergeConfig(),
+        description="Merge on approve: enabled, method, label, hold_label, "
+        "require_human_approval and delete_branch (docs/merge-queue.md).",
+    )
+    research: ResearchOverrides = Field(
+        default=ResearchOverrides(),
+        description="Thresholds of the research rubric for this repository (the "
+        "JUDGE_RESEARCH_* names without the prefix); unset keys keep the installation's.",
     )
 
 
@@ -298,8 +348,9 @@ def select_files(config: RepoConfig, changed: Sequence[ChangedPath]) -> Selectio
 
 _RUBRIC_DESCRIPTION = (
     "Rubric a file is judged against: content (prose; semantic, pragmatic and syntactic "
-    "scores 1-5), code (correctness, scope adherence, code quality, completeness) or "
-    "completion (did the change finish its task)."
+    "scores 1-5), code (correctness, scope adherence, code quality, completeness), "
+    "completion (did the change finish its task) or research (claims, evidence and "
+    "sources, checked mechanically first)."
 )
 
 

@@ -81,6 +81,96 @@ class StoredVerdict:
     record: dict[str, Any]
 
 
+class MergeStatus(enum.StrEnum):
+    """A merge-queue entry's state (`bot.merging.transitions` says which moves are allowed)."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    MERGED = "merged"
+    DROPPED = "dropped"
+    ESCALATED = "escalated"
+
+
+ACTIVE_MERGE_STATUSES: frozenset[MergeStatus] = frozenset(
+    {MergeStatus.PENDING, MergeStatus.PROCESSING}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewMergeEntry:
+    """An approved pull request entering the queue of its base branch.
+
+    `options` are what the step needs from `.github/judge.yml`, taken when it entered
+    (method already resolved, hold label, merge label, delete_branch)."""
+
+    repository: str
+    base_branch: str
+    pull_number: int
+    installation_id: int
+    judged_sha: str
+    method: str
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeEntry:
+    """One pull request's place in a merge queue. `judged_sha` is None while the head the
+    queue moved (update-branch) waits to be judged; `judgment_version` counts approvals of
+    this entry, so a claim is tied to one judgment."""
+
+    id: int
+    repository: str
+    base_branch: str
+    pull_number: int
+    installation_id: int
+    judged_sha: str | None
+    judgment_version: int
+    status: MergeStatus
+    method: str
+    options: dict[str, Any]
+    attempts: int
+    prechecks: int
+    nudged: bool
+    updating_from: str | None
+    enqueued_at: datetime
+    next_attempt_at: datetime
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    updated_at: datetime
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSettle:
+    """How a worker leaves the entry it claimed: its next status and counters. `judged_sha`
+    None with `updating_from` set means the queue moved the head and waits for a judgment."""
+
+    status: MergeStatus
+    reason: str
+    actor: str
+    next_attempt_at: datetime | None = None
+    attempts: int | None = None
+    prechecks: int | None = None
+    updating_from: str | None = None
+    clear_judgment: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MergeEvent:
+    """One recorded transition: who moved which entry from what to what, when and why."""
+
+    seq: int
+    entry_id: int
+    repository: str
+    pull_number: int
+    judged_sha: str | None
+    from_status: MergeStatus | None
+    to_status: MergeStatus
+    actor: str
+    reason: str
+    at: datetime
+
+
 class StorageUnavailable(RuntimeError):
     """The database could not be opened (unreachable, refused, bad credentials). The
     message names the database without its password and says why."""
@@ -228,3 +318,59 @@ class Storage(Protocol):
 
     async def usage_since(self, scope: str, since: datetime) -> int:
         """Sum of amounts recorded for `scope` at or after `since`."""
+
+    # -- merge queues (one per repository and base branch) ---------------------
+    async def enqueue_merge(
+        self, entry: NewMergeEntry, *, actor: str, reason: str, now: datetime
+    ) -> MergeEntry:
+        """Approve `entry`'s pull request. An active entry of that pull request keeps its
+        place and takes the new judgment (sha, version + 1, due now, counters reset, lease
+        dropped); otherwise a new pending entry joins the back of its queue. Recorded."""
+
+    async def active_merge(self, repository: str, pull_number: int) -> MergeEntry | None:
+        """The pull request's pending or processing entry."""
+
+    async def merge_queue(self, repository: str, base_branch: str) -> list[MergeEntry]:
+        """The active entries of one queue, head first."""
+
+    async def claim_merge_heads(
+        self, worker_id: str, limit: int, lease_seconds: float, now: datetime
+    ) -> list[MergeEntry]:
+        """Atomically lease up to `limit` queue heads that are due: pending with
+        next_attempt_at <= now, or processing whose lease expired (reclaimed). Only the
+        head of a queue is ever claimed, so one merge is in flight per queue; one
+        conditional statement, so two workers (replicas) never both claim one head.
+        Each claim is recorded."""
+
+    async def settle_merge(
+        self, entry_id: int, worker_id: str, settle: MergeSettle, now: datetime
+    ) -> bool:
+        """The worker's outcome for the entry it holds. False (nothing changes) when the
+        lease is no longer this worker's: the entry left, was re-approved or reclaimed."""
+
+    async def leave_merge_queue(
+        self,
+        repository: str,
+        pull_number: int,
+        *,
+        status: MergeStatus,
+        actor: str,
+        reason: str,
+        now: datetime,
+    ) -> MergeEntry | None:
+        """The pull request's active entry ends (`status` merged, dropped or escalated);
+        the ended entry, or None when it had none. Recorded."""
+
+    async def nudge_merge_queue(
+        self, repository: str, now: datetime, *, pull_number: int | None = None
+    ) -> int:
+        """GitHub said something changed: the repository's pending entries (or one pull
+        request's) are due now and marked nudged. Returns how many."""
+
+    async def next_merge_due(self) -> datetime | None:
+        """When the earliest queue head becomes claimable (due, or its lease ends)."""
+
+    async def list_merge_events(
+        self, repository: str, pull_number: int | None = None
+    ) -> list[MergeEvent]:
+        """Recorded transitions, oldest first."""

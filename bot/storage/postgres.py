@@ -7,6 +7,7 @@ SQLite backend (`sqlite_*`) so the same thing sits in the same place:
     postgres_schema       MIGRATIONS and the migration run on open
     postgres_deliveries   the webhook delivery queue (SKIP LOCKED claims, leases)
     postgres_keyed        rows replaced by key: installations and kv
+    postgres_merge_queue  the merge queues (head claims, leases, recorded transitions)
     postgres_ledger       append-only rows: verdict records and usage amounts
 
 JSON documents are jsonb, bodies bytea, datetimes timestamptz (asyncpg returns
@@ -19,10 +20,13 @@ from bot.storage.postgres_connection import PING_TIMEOUT_SECONDS, quote_ident
 from bot.storage.postgres_deliveries import PostgresDeliveryQueue
 from bot.storage.postgres_keyed import PostgresKeyedTables
 from bot.storage.postgres_ledger import PostgresLedger
+from bot.storage.postgres_merge_queue import PostgresMergeQueue
 from bot.storage.postgres_schema import MIGRATIONS
 
 __all__ = ["MIGRATIONS", "PING_TIMEOUT_SECONDS", "PostgresStorage", "quote_ident"]
 
 
-class PostgresStorage(PostgresDeliveryQueue, PostgresKeyedTables, PostgresLedger):
+class PostgresStorage(
+    PostgresDeliveryQueue, PostgresKeyedTables, PostgresLedger, PostgresMergeQueue
+):
     """`Storage` on PostgreSQL through an asyncpg pool."""

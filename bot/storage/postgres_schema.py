@@ -102,6 +102,59 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "DROP INDEX deliveries_lease",
         ),
     ),
+    (
+        3,
+        (
+            # One row per stay in a queue: a pull request that leaves and comes back gets a
+            # new row at the back, and the old one stays as history.
+            """
+            CREATE TABLE IF NOT EXISTS merge_queue (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                repository text NOT NULL,
+                base_branch text NOT NULL,
+                pull_number bigint NOT NULL,
+                installation_id bigint NOT NULL,
+                judged_sha text,
+                judgment_version integer NOT NULL,
+                status text NOT NULL,
+                method text NOT NULL,
+                options jsonb NOT NULL,
+                attempts integer NOT NULL DEFAULT 0,
+                prechecks integer NOT NULL DEFAULT 0,
+                nudged boolean NOT NULL DEFAULT false,
+                updating_from text,
+                enqueued_at timestamptz NOT NULL,
+                next_attempt_at timestamptz NOT NULL,
+                lease_owner text,
+                lease_expires_at timestamptz,
+                updated_at timestamptz NOT NULL,
+                reason text NOT NULL
+            )
+            """,
+            # At most one active stay per pull request, whatever races.
+            "CREATE UNIQUE INDEX IF NOT EXISTS merge_queue_active"
+            " ON merge_queue (repository, pull_number)"
+            " WHERE status IN ('pending', 'processing')",
+            "CREATE INDEX IF NOT EXISTS merge_queue_heads"
+            " ON merge_queue (repository, base_branch, status, id)",
+            """
+            CREATE TABLE IF NOT EXISTS merge_events (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                entry_id bigint NOT NULL,
+                repository text NOT NULL,
+                pull_number bigint NOT NULL,
+                judged_sha text,
+                from_status text,
+                to_status text NOT NULL,
+                actor text NOT NULL,
+                reason text NOT NULL,
+                at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS merge_events_pull"
+            " ON merge_events (repository, pull_number, seq)",
+        ),
+    ),
 )
 
 

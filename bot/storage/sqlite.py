@@ -7,6 +7,7 @@ PostgreSQL backend (`postgres_*`) so the same thing sits in the same place:
     sqlite_schema       MIGRATIONS and the migration run on open
     sqlite_deliveries   the webhook delivery queue (group-committed inserts, leases)
     sqlite_keyed        rows replaced by key: installations and kv
+    sqlite_merge_queue  the merge queues (head claims, leases, recorded transitions)
     sqlite_ledger       append-only rows: verdict records and usage amounts
 
 Datetimes are stored as integer microseconds since the epoch (exact, and they
@@ -19,10 +20,11 @@ from bot.storage.sqlite_connection import BUSY_TIMEOUT_MS, CHECKPOINT_SECONDS
 from bot.storage.sqlite_deliveries import SqliteDeliveryQueue
 from bot.storage.sqlite_keyed import SqliteKeyedTables
 from bot.storage.sqlite_ledger import SqliteLedger
+from bot.storage.sqlite_merge_queue import SqliteMergeQueue
 from bot.storage.sqlite_schema import MIGRATIONS
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_SECONDS", "MIGRATIONS", "SqliteStorage"]
 
 
-class SqliteStorage(SqliteDeliveryQueue, SqliteKeyedTables, SqliteLedger):
+class SqliteStorage(SqliteDeliveryQueue, SqliteKeyedTables, SqliteLedger, SqliteMergeQueue):
     """`Storage` on one SQLite file (WAL mode)."""

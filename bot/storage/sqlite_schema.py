@@ -102,6 +102,59 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "DROP INDEX deliveries_lease",
         ),
     ),
+    (
+        3,
+        (
+            # One row per stay in a queue: a pull request that leaves and comes back gets a
+            # new row at the back, and the old one stays as history.
+            """
+            CREATE TABLE IF NOT EXISTS merge_queue (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                repository TEXT NOT NULL,
+                base_branch TEXT NOT NULL,
+                pull_number INTEGER NOT NULL,
+                installation_id INTEGER NOT NULL,
+                judged_sha TEXT,
+                judgment_version INTEGER NOT NULL,
+                status TEXT NOT NULL,
+                method TEXT NOT NULL,
+                options TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                prechecks INTEGER NOT NULL DEFAULT 0,
+                nudged INTEGER NOT NULL DEFAULT 0,
+                updating_from TEXT,
+                enqueued_at INTEGER NOT NULL,
+                next_attempt_at INTEGER NOT NULL,
+                lease_owner TEXT,
+                lease_expires_at INTEGER,
+                updated_at INTEGER NOT NULL,
+                reason TEXT NOT NULL
+            )
+            """,
+            # At most one active stay per pull request, whatever races.
+            "CREATE UNIQUE INDEX IF NOT EXISTS merge_queue_active"
+            " ON merge_queue (repository, pull_number)"
+            " WHERE status IN ('pending', 'processing')",
+            "CREATE INDEX IF NOT EXISTS merge_queue_heads"
+            " ON merge_queue (repository, base_branch, status, id)",
+            """
+            CREATE TABLE IF NOT EXISTS merge_events (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                entry_id INTEGER NOT NULL,
+                repository TEXT NOT NULL,
+                pull_number INTEGER NOT NULL,
+                judged_sha TEXT,
+                from_status TEXT,
+                to_status TEXT NOT NULL,
+                actor TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                at INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS merge_events_pull"
+            " ON merge_events (repository, pull_number, seq)",
+        ),
+    ),
 )
 
 

@@ -132,12 +132,14 @@ def test_has_handlers(event: str, payload: dict[str, Any], expected: bool) -> No
         ("push", None, True),
         ("pull_request", "opened", True),
         ("pull_request", "labeled", True),
-        ("pull_request", "closed", False),
-        ("pull_request_review", "submitted", False),
+        ("pull_request", "closed", True),  # leaves the merge queue
+        ("pull_request_review", "submitted", True),  # may complete a human approval
+        ("pull_request_review", "edited", False),
         ("issue_comment", "created", True),
         ("issue_comment", "edited", False),
         ("check_run", "requested_action", True),
-        ("check_run", "completed", False),
+        ("check_run", "completed", True),  # another required check may unblock a merge
+        ("check_run", "created", False),
         ("installation", "created", True),
         ("installation_repositories", "added", True),
         ("star", "created", False),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.intake.dispatch import has_handlers
 from bot.registration.addresses import addresses_for
 from bot.registration.manifest import (
     MANIFEST_FILE,
@@ -15,7 +16,10 @@ from bot.registration.manifest import (
     load_manifest,
     parse_manifest,
 )
+from bot.routing import build_router
 
+# Actions that matter to some handler, to ask the router whether an event is handled at all.
+EVENT_ACTIONS = (None, "opened", "created", "completed", "submitted", "rerequested")
 CHECKOUT_MANIFEST = Path(__file__).resolve().parents[2] / MANIFEST_FILE
 ADDRESSES = addresses_for(
     base_url="https://judge.example.com",
@@ -32,11 +36,13 @@ def test_the_checkout_manifest_keeps_to_what_the_code_uses() -> None:
     manifest = load_manifest(CHECKOUT_MANIFEST)
     assert manifest.name == "judge-bot"
     assert manifest.default_permissions == {
-        "contents": "read",
+        "contents": "write",
         "checks": "write",
         "issues": "write",
         "pull_requests": "write",
         "metadata": "read",
+        "statuses": "read",
+        "merge_queues": "read",
     }
     assert manifest.default_events == [
         "check_run",
@@ -44,7 +50,16 @@ def test_the_checkout_manifest_keeps_to_what_the_code_uses() -> None:
         "issue_comment",
         "pull_request",
         "push",
+        "pull_request_review",
+        "status",
     ]
+    router = build_router()
+    unhandled = [
+        event
+        for event in manifest.default_events
+        if not any(has_handlers(router, event, {"action": a}) for a in EVENT_ACTIONS)
+    ]
+    assert unhandled == [], "app.yml subscribes to events nothing handles"
     assert manifest.public is False
 
 

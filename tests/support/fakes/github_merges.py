@@ -1,20 +1,199 @@
-"""The fake GitHub: merging pull requests (merge, update-branch, reviews, statuses)."""
+"""The fake GitHub: merging pull requests (merge, update-branch, reviews), as GitHub does.
+
+* `mergeable` is null for `unknown_reads` reads after a push (GitHub computes it in the
+  background), then true (`clean`), `blocked` while a required check or review is
+  missing (`checks_pending`), `behind` when the base requires an up-to-date branch
+  (`strict`) and moved on, `dirty` on a conflict.
+* `PUT .../merge` answers 409 "Head branch was modified" when `sha` is not the head,
+  405 "Pull Request is not mergeable" when GitHub would not merge now; a merge makes a
+  commit on the base branch (merge, squash or rebase) and closes the pull request.
+* `PUT .../update-branch` answers 422 unless `expected_head_sha` is the head, else 202
+  and moves the head to a new merge commit of the base into it (recorded in `updates`,
+  so tests can send the `synchronize` webhook GitHub would).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tests.support.fakes.github_http import Handler
+from tests.support.fakes.github_http import FakeGitHubError, Handler, Incoming, Reply
+from tests.support.fakes.github_model import Pull, Repo, Review
 
 if TYPE_CHECKING:
     from tests.support.fakes.github_server import FakeGitHub
     from tests.support.fakes.github_shapes import Shapes
+
+NOT_MERGEABLE = "Pull Request is not mergeable"
+HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
+
+
+@dataclass(frozen=True)
+class BranchUpdate:
+    number: int
+    before: str
+    after: str
 
 
 class MergeHandlers:
     def __init__(self, fake: FakeGitHub, shapes: Shapes) -> None:
         self.fake = fake
         self.shapes = shapes
+        self.updates: list[BranchUpdate] = []
+        self.merged: list[tuple[int, str, str]] = []
+        """(pull number, merged head sha, merge method) per successful merge."""
+        self.unknown_reads_after_push = 0
 
     def table(self) -> dict[str, Handler]:
-        return {}
+        return {
+            "pulls/merge": self._merge,
+            "pulls/update-branch": self._update_branch,
+            "pulls/list-reviews": self._list_reviews,
+        }
+
+    # -- state, as GitHub computes it ---------------------------------------------------
+
+    def mergeability(self, repo: Repo, pull: Pull) -> tuple[bool | None, str]:
+        """(`mergeable`, `mergeable_state`) for one read of the pull request."""
+        if pull.merged:
+            return None, "unknown"
+        if pull.unknown_reads > 0:
+            pull.unknown_reads -= 1
+            return None, "unknown"
+        if pull.conflict:
+            return False, "dirty"
+        if pull.draft:
+            return True, "draft"
+        if pull.strict and self.behind(repo, pull):
+            return True, "behind"
+        if pull.checks_pending:
+            return True, "blocked"
+        return True, "clean"
+
+    def behind(self, repo: Repo, pull: Pull) -> bool:
+        return repo.branches[pull.base_ref] not in repo.ancestors(pull.head_sha)
+
+    # -- builders ---------------------------------------------------------------------
+
+    def add_review(
+        self, repo: Repo | str, number: int, login: str, state: str = "APPROVED"
+    ) -> None:
+        """A review of the pull request's current head."""
+        repo = self.fake.repo(repo) if isinstance(repo, str) else repo
+        pull = repo.pulls[number]
+        review = Review(self.fake._new_id(), login, state, pull.head_sha, self.fake.clock())
+        pull.reviews.append(review)
+
+    def push(self, repo: Repo | str, number: int, files: dict[str, str | None]) -> str:
+        """A new commit on the pull request's branch; GitHub recomputes `mergeable`."""
+        repo = self.fake.repo(repo) if isinstance(repo, str) else repo
+        pull = repo.pulls[number]
+        sha = self.fake.add_commit(
+            repo, files, message="More work", parents=[pull.head_sha], branch=pull.head_ref
+        )
+        pull.head_sha = sha
+        pull.unknown_reads = self.unknown_reads_after_push
+        return sha
+
+    # -- operations -------------------------------------------------------------------
+
+    def _pull_for(self, incoming: Incoming) -> tuple[Repo, Pull]:
+        repo = self.fake.repos.get(f"{incoming.params['owner']}/{incoming.params['repo']}".lower())
+        if repo is None or repo.installation_id != incoming.installation_id:
+            raise FakeGitHubError(404, "Not Found")
+        pull = repo.pulls.get(int(incoming.params["pull_number"]))
+        if pull is None:
+            raise FakeGitHubError(404, "Not Found")
+        return repo, pull
+
+    def _base_changes(self, repo: Repo, pull: Pull) -> dict[str, str | None]:
+        """What the base branch changed since it and the head parted."""
+        base_head = repo.branches[pull.base_ref]
+        fork_point = repo.merge_base(base_head, pull.head_sha)
+        return self._changes(repo, fork_point, base_head)
+
+    def _changes(self, repo: Repo, before: str | None, after: str) -> dict[str, str | None]:
+        old = repo.files_at(before) if before is not None else {}
+        new = repo.files_at(after)
+        changed: dict[str, str | None] = {}
+        for path in old.keys() | new.keys():
+            if old.get(path) != new.get(path):
+                blob = new.get(path)
+                changed[path] = None if blob is None else repo.blobs[blob].decode()
+        return changed
+
+    def _refusal(self, repo: Repo, pull: Pull) -> str | None:
+        if pull.merged or repo.issues[pull.number].state != "open" or pull.draft:
+            return NOT_MERGEABLE
+        if pull.conflict:
+            return NOT_MERGEABLE
+        if pull.strict and self.behind(repo, pull):
+            return "Head branch is not up to date with the base branch."
+        if pull.checks_pending:
+            return 'Required status check "ci" is expected.'
+        return None
+
+    async def _merge(self, incoming: Incoming) -> Reply:
+        repo, pull = self._pull_for(incoming)
+        fields = incoming.json or {}
+        sha = fields.get("sha")
+        if sha is not None and sha != pull.head_sha and not pull.merged:
+            raise FakeGitHubError(409, HEAD_MODIFIED)
+        refusal = self._refusal(repo, pull)
+        if refusal is not None:
+            raise FakeGitHubError(405, refusal)
+        method = str(fields.get("merge_method") or "merge")
+        if method not in repo.merge_methods:
+            raise FakeGitHubError(
+                405, f"{method.title()} merges are not allowed on this repository."
+            )
+        base_head = repo.branches[pull.base_ref]
+        fork_point = repo.merge_base(base_head, pull.head_sha)
+        changes = self._changes(repo, fork_point, pull.head_sha)
+        parents = [base_head, pull.head_sha] if method == "merge" else [base_head]
+        issue = repo.issues[pull.number]
+        commit = self.fake.add_commit(
+            repo,
+            changes,
+            message=f"{issue.title} (#{pull.number})",
+            author="web-flow",
+            parents=parents,
+            branch=pull.base_ref,
+        )
+        now = self.fake.clock()
+        pull.merged = True
+        pull.merged_at = now
+        pull.merge_commit_sha = commit
+        issue.state = "closed"
+        issue.closed_at = now
+        self.merged.append((pull.number, pull.head_sha, method))
+        return Reply(
+            200, {"sha": commit, "merged": True, "message": "Pull Request successfully merged"}
+        )
+
+    async def _update_branch(self, incoming: Incoming) -> Reply:
+        repo, pull = self._pull_for(incoming)
+        expected = (incoming.json or {}).get("expected_head_sha")
+        if expected is not None and expected != pull.head_sha:
+            raise FakeGitHubError(422, "expected head sha didn't match current head ref.")
+        if pull.conflict:
+            raise FakeGitHubError(422, "merge conflict between base and head")
+        before = pull.head_sha
+        after = self.fake.add_commit(
+            repo,
+            self._base_changes(repo, pull),
+            message=f"Merge branch '{pull.base_ref}' into {pull.head_ref}",
+            author="web-flow",
+            parents=[pull.head_sha, repo.branches[pull.base_ref]],
+            branch=pull.head_ref,
+        )
+        pull.head_sha = after
+        pull.unknown_reads = self.unknown_reads_after_push
+        self.updates.append(BranchUpdate(pull.number, before, after))
+        url = f"https://github.com/{repo.full_name}/pull/{pull.number}"
+        return Reply(202, {"message": "Updating pull request branch.", "url": url})
+
+    async def _list_reviews(self, incoming: Incoming) -> Reply:
+        repo, pull = self._pull_for(incoming)
+        items = [self.shapes.review_json(repo, pull, review) for review in pull.reviews]
+        return Reply(200, items)

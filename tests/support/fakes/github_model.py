@@ -61,7 +61,21 @@ class Issue:
 
 
 @dataclass
+class Review:
+    id: int
+    login: str
+    state: str
+    commit_id: str
+    submitted_at: datetime
+    body: str = ""
+
+
+@dataclass
 class Pull:
+    """`unknown_reads`: how many more reads answer `mergeable: null` (GitHub computes it
+    after a push); `checks_pending`: a required check or review is missing (blocked);
+    `strict`: the base branch requires it to be up to date; `conflict`: dirty."""
+
     number: int
     id: int
     head_sha: str
@@ -70,6 +84,13 @@ class Pull:
     base_sha: str
     draft: bool = False
     merged: bool = False
+    unknown_reads: int = 0
+    checks_pending: bool = False
+    strict: bool = False
+    conflict: bool = False
+    merge_commit_sha: str | None = None
+    merged_at: datetime | None = None
+    reviews: list[Review] = field(default_factory=list)
 
 
 @dataclass
@@ -124,6 +145,7 @@ class Repo:
     labels: dict[str, Label] = field(default_factory=dict)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
+    merge_methods: tuple[str, ...] = ("merge", "squash", "rebase")
 
     @property
     def full_name(self) -> str:

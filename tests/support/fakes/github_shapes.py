@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from tests.support.fakes import github_openapi as oa
 from tests.support.fakes.github_http import iso
-from tests.support.fakes.github_model import CheckRun, Comment, FileChange, Issue, Label, Pull, Repo
+from tests.support.fakes.github_model import (
+    CheckRun,
+    Comment,
+    FileChange,
+    Issue,
+    Label,
+    Pull,
+    Repo,
+    Review,
+)
 
 if TYPE_CHECKING:
     from tests.support.fakes.github_server import FakeGitHub, Installation
@@ -69,6 +78,9 @@ class Shapes:
     def full_repo(self, repo: Repo) -> dict[str, Any]:
         out = self.repo_json(repo, oa.example("full-repository-default-response"))
         out["language"] = None
+        out["allow_merge_commit"] = "merge" in repo.merge_methods
+        out["allow_squash_merge"] = "squash" in repo.merge_methods
+        out["allow_rebase_merge"] = "rebase" in repo.merge_methods
         return out
 
     def short_repo(self, repo: Repo) -> dict[str, Any]:
@@ -222,7 +234,7 @@ class Shapes:
                 "html_url": f"{html}/pull/{issue.number}",
                 "diff_url": f"{html}/pull/{issue.number}.diff",
                 "patch_url": f"{html}/pull/{issue.number}.patch",
-                "merged_at": None,
+                "merged_at": iso(pull.merged_at),
             }
             data["draft"] = pull.draft
         else:
@@ -236,6 +248,7 @@ class Shapes:
         api = f"{self.fake.base_url}/repos/{repo.full_name}"
         html = f"https://github.com/{repo.full_name}"
         short_repo = self.short_repo(repo)
+        mergeable, state = self.fake.merges.mergeability(repo, pull)
         changes = repo.diff(repo.merge_base(pull.base_sha, pull.head_sha), pull.head_sha)
         for side, ref, sha in (
             ("head", pull.head_ref, pull.head_sha),
@@ -283,8 +296,6 @@ class Shapes:
             created_at=iso(issue.created_at),
             updated_at=iso(issue.updated_at),
             closed_at=iso(issue.closed_at),
-            merged_at=None,
-            merge_commit_sha=None,
             assignee=None,
             assignees=[],
             requested_reviewers=[],
@@ -294,9 +305,11 @@ class Shapes:
             auto_merge=None,
             draft=pull.draft,
             merged=pull.merged,
-            mergeable=True,
-            rebaseable=True,
-            mergeable_state="clean",
+            mergeable=mergeable,
+            rebaseable=mergeable,
+            mergeable_state=state,
+            merged_at=iso(pull.merged_at),
+            merge_commit_sha=pull.merge_commit_sha,
             merged_by=None,
             comments=sum(1 for c in repo.comments.values() if c.issue_number == pull.number),
             review_comments=0,
@@ -305,6 +318,25 @@ class Shapes:
             additions=sum(c.additions for c in changes),
             deletions=sum(c.deletions for c in changes),
             changed_files=len(changes),
+        )
+        return data
+
+    def review_json(self, repo: Repo, pull: Pull, review: Review) -> dict[str, Any]:
+        data: dict[str, Any] = oa.example("pull-request-review")
+        api = f"{self.fake.base_url}/repos/{repo.full_name}"
+        html = f"https://github.com/{repo.full_name}/pull/{pull.number}"
+        data.update(
+            id=review.id,
+            node_id=f"PRR_{review.id}",
+            user=self.user(review.login),
+            body=review.body,
+            state=review.state,
+            html_url=f"{html}#pullrequestreview-{review.id}",
+            pull_request_url=f"{api}/pulls/{pull.number}",
+            _links={"html": {"href": html}, "pull_request": {"href": f"{api}/pulls/{pull.number}"}},
+            submitted_at=iso(review.submitted_at),
+            commit_id=review.commit_id,
+            author_association="COLLABORATOR",
         )
         return data
 

@@ -1,0 +1,156 @@
+"""Merge queue drain: 20 approved pull requests in one queue against the fake GitHub.
+
+The real app (webhook intake, judging with the fake LLM, the queue's worker) runs on
+loopback against the fake GitHub, which validates every request and answer against
+GitHub's REST description. Every pull request is judged and accepted; GitHub then answers
+as it does in life: `mergeable` is null for a few reads after a push (0 to 2, at random),
+and a required check is pending on each pull request until it finishes at a random time
+(`--checks` seconds at most), when a `check_suite` completed webhook arrives.
+
+Prints merge calls per pull request, GitHub API calls per merged pull request (the merge
+queue's own: pull reads, the repository's merge method, comments, merges; the judging's
+calls are the judging benchmarks'), the drain time, and the slack: how long after the last
+check finished the last merge landed (no fixed sleeps: only GitHub's answers and the
+precheck delay set it). Targets: <= 1.2 merge calls and <= 8 API calls per merged pull
+request.
+
+    python benchmarks/merge_queue.py [--pulls 20] [--checks 3.0] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.github.client import GitHubApp, RetryPolicy  # noqa: E402
+from bot.merging.settings import MergeSettings  # noqa: E402
+from bot.storage.base import MergeStatus  # noqa: E402
+from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
+from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
+from tests.support.fakes.llm_server import FakeOpenAIServer  # noqa: E402
+from tests.support.flow_helpers import (  # noqa: E402
+    ACCEPT,
+    QUICK,
+    REPO,
+    Harness,
+    commit_files,
+    open_pull,
+    pull_request_payload,
+    scores,
+)
+from tests.support.merge_helpers import (  # noqa: E402
+    check_suite_completed,
+    merge_harness,
+    until_status,
+)
+
+APP_ID = 12345
+QUEUE_OPERATIONS = frozenset(
+    {
+        "pulls/get",
+        "repos/get",
+        "pulls/merge",
+        "pulls/update-branch",
+        "pulls/list-reviews",
+        "issues/create-comment",
+        "issues/add-labels",
+    }
+)
+
+
+async def finish_check(bot: Harness, number: int, after: float) -> float:
+    await asyncio.sleep(after)
+    pull = bot.fake.repo(REPO).pulls[number]
+    pull.checks_pending = False
+    await bot.send("check_suite", check_suite_completed(bot.fake, pull.head_sha))
+    return time.monotonic()
+
+
+async def run(pulls: int, checks: float, seed: int) -> None:
+    rng = random.Random(seed)
+    key = new_key_pair()
+    fake = FakeGitHub(app_id=APP_ID, public_key=key.public_key)
+    fake.add_installation(1, "octo")
+    fake.add_repo(REPO, default_branch="main", installation_id=1)
+    fake.add_commit(REPO, {".github/judge.yml": "merge:\n  enabled: true\n"}, branch="main")
+    llm = FakeOpenAIServer()
+    await fake.start()
+    await llm.start()
+    settings = MergeSettings(_env_file=None)
+    try:
+        async with aiohttp.ClientSession() as session:
+            github = GitHubApp(
+                app_id=str(APP_ID),
+                private_key=key.private_pem,
+                session=session,
+                api_url=fake.base_url,
+                graphql_url=fake.graphql_url,
+                policy=RetryPolicy(write_interval=0.0),
+            )
+            with tempfile.TemporaryDirectory() as workdir:
+                async with merge_harness(
+                    Path(workdir), key.private_pem, fake, github, llm, settings
+                ) as bot:
+                    await drain(bot, pulls, checks, rng)
+    finally:
+        await llm.close()
+        await fake.close()
+    if fake.errors:
+        raise SystemExit("fake GitHub found problems:\n" + "\n".join(fake.errors))
+
+
+async def drain(bot: Harness, pulls: int, checks: float, rng: random.Random) -> None:
+    numbers = []
+    for index in range(pulls):
+        branch = f"topic-{index}"
+        sha = commit_files(bot.fake, {f"docs/t{index}.md": f"# T{index}\n\nok\n"}, branch=branch)
+        number = open_pull(bot.fake, sha, branch=branch)
+        pull = bot.fake.repo(REPO).pulls[number]
+        pull.checks_pending = True
+        pull.unknown_reads = rng.randint(0, 2)
+        numbers.append(number)
+    before = len(bot.fake.calls)
+    start = time.monotonic()
+    finishers = [asyncio.create_task(finish_check(bot, n, rng.uniform(0, checks))) for n in numbers]
+    for number in numbers:
+        bot.llm.script(QUICK, scores(*ACCEPT))
+        await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    last_check = max(await asyncio.gather(*finishers))
+    for number in numbers:
+        await until_status(bot, number, MergeStatus.MERGED, within=600)
+    end = time.monotonic()
+    calls = [c for c in bot.fake.calls[before:] if c.operation_id in QUEUE_OPERATIONS]
+    merges = sum(1 for c in calls if c.operation_id == "pulls/merge")
+    merged = len(bot.fake.merges.merged)
+    by_kind: dict[str, int] = {}
+    for call in calls:
+        by_kind[call.operation_id] = by_kind.get(call.operation_id, 0) + 1
+    print(f"pull requests merged:           {merged} of {len(numbers)}")
+    print(f"merge calls per pull request:   {merges / merged:.2f}   (target <= 1.2)")
+    print(f"API calls per merged PR:        {len(calls) / merged:.2f}   (target <= 8)")
+    print(f"  by kind: {dict(sorted(by_kind.items()))}")
+    print(f"drain time:                     {end - start:.2f} s")
+    print(f"slack after the last check:     {end - last_check:.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pulls", type=int, default=20)
+    parser.add_argument("--checks", type=float, default=3.0, help="latest check finish, s")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    asyncio.run(run(args.pulls, args.checks, args.seed))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Merge on approve: a durable merge queue per repository and base branch."""

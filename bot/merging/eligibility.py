@@ -1,0 +1,195 @@
+"""Who may be in a merge queue: the approval, and the rules to enter and to leave. Pure.
+
+    approved     the judge's final accept at the head sha (judged, or an authorised
+                 `/judge override accept`); a skipped, undetermined or "nothing to judge"
+                 run approves nothing
+    + optional   an APPROVED review at the head sha by someone with write access who is
+                 not the author (`merge.require_human_approval`)
+    enters       approved, open, not a draft, not held, labelled when a label is required
+    leaves       a new push, a non-accept, the hold label, closing, draft, a base change
+
+The handlers fetch the facts (`PullFacts` from GitHub's pull request) and act on the
+answers; nothing here performs I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.judging.four_eyes import WRITE_PERMISSIONS
+from bot.judging.repo_config import MergeConfig
+
+ACCEPT = "accept"
+
+
+@dataclass(frozen=True)
+class PullFacts:
+    """A pull request as GitHub's REST answer (or a webhook payload) describes it."""
+
+    number: int
+    state: str
+    merged: bool
+    draft: bool
+    head_sha: str
+    head_ref: str
+    head_repository: str | None
+    base_ref: str
+    labels: tuple[str, ...]
+    author: str
+    mergeable: bool | None
+    mergeable_state: str
+
+    @classmethod
+    def from_json(cls, pull: Mapping[str, Any]) -> PullFacts:
+        head = pull.get("head") or {}
+        head_repo = head.get("repo") or {}
+        mergeable = pull.get("mergeable")
+        return cls(
+            number=int(pull["number"]),
+            state=str(pull.get("state") or "open"),
+            merged=bool(pull.get("merged")),
+            draft=bool(pull.get("draft")),
+            head_sha=str(head.get("sha") or ""),
+            head_ref=str(head.get("ref") or ""),
+            head_repository=head_repo.get("full_name") if isinstance(head_repo, dict) else None,
+            base_ref=str((pull.get("base") or {}).get("ref") or ""),
+            labels=tuple(str(label.get("name", "")) for label in pull.get("labels") or ()),
+            author=str((pull.get("user") or {}).get("login") or ""),
+            mergeable=mergeable if isinstance(mergeable, bool) else None,
+            mergeable_state=str(pull.get("mergeable_state") or "unknown"),
+        )
+
+    def has_label(self, name: str | None) -> bool:
+        return name is not None and any(
+            label.casefold() == name.casefold() for label in self.labels
+        )
+
+
+@dataclass(frozen=True)
+class MergePolicy:
+    """The repository's merge settings with the installation default applied."""
+
+    enabled: bool
+    method: str | None = None
+    label: str | None = None
+    hold_label: str = "judge:hold"
+    require_human_approval: bool = False
+    delete_branch: bool = False
+
+    def options(self) -> dict[str, Any]:
+        """What a queue entry keeps of the policy (the method is resolved separately)."""
+        return {
+            "label": self.label,
+            "hold_label": self.hold_label,
+            "delete_branch": self.delete_branch,
+        }
+
+
+def merge_policy(config: MergeConfig | None, installation_default: bool) -> MergePolicy:
+    """`merge.enabled` wins either way; unset, JUDGE_MERGE_ON_APPROVE decides. Without a
+    readable configuration (None), merging stays off: an invalid file approves nothing."""
+    if config is None:
+        return MergePolicy(enabled=False)
+    enabled = config.enabled if config.enabled is not None else installation_default
+    return MergePolicy(
+        enabled=enabled,
+        method=config.method,
+        label=config.label,
+        hold_label=config.hold_label,
+        require_human_approval=config.require_human_approval,
+        delete_branch=config.delete_branch,
+    )
+
+
+def is_approval(verdict: str | None, override: str | None = None) -> bool:
+    """The final outcome at a sha approves it: a human override decides, else the judges.
+    Neutral outcomes (skipped, undetermined, nothing judged) are never an approval."""
+    final = override if override is not None else verdict
+    return final == ACCEPT
+
+
+@dataclass(frozen=True)
+class Eligible:
+    """The pull request belongs in its base branch's queue, at `sha`."""
+
+    sha: str
+
+
+@dataclass(frozen=True)
+class NotEligible:
+    """Not in the queue; `reason` is said to people and recorded when it leaves."""
+
+    reason: str
+    waiting: bool = False
+    """Approved by the judge but waiting for something people provide (a review, a
+    label): not a reason to tell anyone the pull request left."""
+
+
+def eligibility(
+    policy: MergePolicy,
+    pull: PullFacts,
+    *,
+    accepted_sha: str | None,
+    human_approved: bool,
+) -> Eligible | NotEligible:
+    """Whether the pull request belongs in the queue now, and why not."""
+    if not policy.enabled:
+        return NotEligible("merging is off for this repository")
+    if pull.merged:
+        return NotEligible("already merged")
+    if pull.state != "open":
+        return NotEligible("closed")
+    if pull.draft:
+        return NotEligible("converted to draft")
+    if accepted_sha is None or accepted_sha != pull.head_sha:
+        return NotEligible("the judge has not accepted the head commit")
+    if pull.has_label(policy.hold_label):
+        return NotEligible(f"held by the `{policy.hold_label}` label")
+    if policy.label is not None and not pull.has_label(policy.label):
+        return NotEligible(f"waiting for the `{policy.label}` label", waiting=True)
+    if policy.require_human_approval and not human_approved:
+        return NotEligible("waiting for an approving review", waiting=True)
+    return Eligible(pull.head_sha)
+
+
+@dataclass(frozen=True)
+class Review:
+    login: str
+    state: str
+    commit_id: str
+
+    @classmethod
+    def from_json(cls, review: Mapping[str, Any]) -> Review:
+        return cls(
+            login=str((review.get("user") or {}).get("login") or ""),
+            state=str(review.get("state") or "").upper(),
+            commit_id=str(review.get("commit_id") or ""),
+        )
+
+
+# A comment does not change where a reviewer stands; these states do.
+_DECIDING_STATES = frozenset({"APPROVED", "CHANGES_REQUESTED", "DISMISSED"})
+
+
+def approver_candidates(reviews: Iterable[Review], author: str, head_sha: str) -> list[str]:
+    """Reviewers whose latest deciding review approves the head sha, the author excepted.
+    Their access is checked next (`human_approved`)."""
+    latest: dict[str, Review] = {}
+    for review in reviews:
+        if review.login and review.state in _DECIDING_STATES:
+            latest[review.login.casefold()] = review
+    return [
+        review.login
+        for review in latest.values()
+        if review.state == "APPROVED"
+        and review.commit_id == head_sha
+        and review.login.casefold() != author.casefold()
+        and not review.login.casefold().endswith("[bot]")
+    ]
+
+
+def human_approved(candidates: Sequence[str], permissions: Mapping[str, str]) -> bool:
+    """Someone among `candidates` has write, maintain or admin access."""
+    return any(permissions.get(login, "none").lower() in WRITE_PERMISSIONS for login in candidates)

@@ -1,0 +1,138 @@
+"""Who may be in a merge queue: approval, entering and leaving, human approval."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from bot.judging.repo_config import MergeConfig
+from bot.merging.eligibility import (
+    Eligible,
+    MergePolicy,
+    NotEligible,
+    PullFacts,
+    Review,
+    approver_candidates,
+    eligibility,
+    human_approved,
+    is_approval,
+    merge_policy,
+)
+
+SHA = "c" * 40
+
+
+def pull(**changes: Any) -> PullFacts:
+    base = PullFacts.from_json(
+        {
+            "number": 3,
+            "state": "open",
+            "head": {"sha": SHA, "ref": "feature", "repo": {"full_name": "octo/hello"}},
+            "base": {"ref": "main"},
+            "labels": [{"name": "automerge"}],
+            "user": {"login": "agent"},
+            "mergeable": None,
+        }
+    )
+    return replace(base, **changes)
+
+
+ON = MergePolicy(enabled=True)
+
+
+@pytest.mark.parametrize(
+    ("policy", "facts", "accepted", "human", "expected"),
+    [
+        (ON, pull(), SHA, False, Eligible(SHA)),
+        (
+            MergePolicy(enabled=False),
+            pull(),
+            SHA,
+            False,
+            NotEligible("merging is off for this repository"),
+        ),
+        (ON, pull(merged=True), SHA, False, NotEligible("already merged")),
+        (ON, pull(state="closed"), SHA, False, NotEligible("closed")),
+        (ON, pull(draft=True), SHA, False, NotEligible("converted to draft")),
+        (ON, pull(), None, False, NotEligible("the judge has not accepted the head commit")),
+        (ON, pull(), "d" * 40, False, NotEligible("the judge has not accepted the head commit")),
+        (
+            ON,
+            pull(labels=("judge:hold",)),
+            SHA,
+            False,
+            NotEligible("held by the `judge:hold` label"),
+        ),
+        (
+            MergePolicy(enabled=True, label="ship-it"),
+            pull(),
+            SHA,
+            False,
+            NotEligible("waiting for the `ship-it` label", waiting=True),
+        ),
+        (MergePolicy(enabled=True, label="AUTOMERGE"), pull(), SHA, False, Eligible(SHA)),
+        (
+            MergePolicy(enabled=True, require_human_approval=True),
+            pull(),
+            SHA,
+            False,
+            NotEligible("waiting for an approving review", waiting=True),
+        ),
+        (MergePolicy(enabled=True, require_human_approval=True), pull(), SHA, True, Eligible(SHA)),
+    ],
+)
+def test_eligibility(
+    policy: MergePolicy, facts: PullFacts, accepted: str | None, human: bool, expected: object
+) -> None:
+    assert eligibility(policy, facts, accepted_sha=accepted, human_approved=human) == expected
+
+
+@pytest.mark.parametrize(
+    ("verdict", "override", "approved"),
+    [
+        ("accept", None, True),
+        ("reject", "accept", True),
+        ("accept", "reject", False),
+        ("skipped", None, False),
+        ("undetermined", None, False),
+        ("improve", None, False),
+        (None, None, False),
+    ],
+)
+def test_only_a_final_accept_approves(
+    verdict: str | None, override: str | None, approved: bool
+) -> None:
+    assert is_approval(verdict, override) is approved
+
+
+def test_policy_from_config_and_installation_default() -> None:
+    assert merge_policy(None, True) == MergePolicy(enabled=False)
+    assert merge_policy(MergeConfig(), True).enabled
+    assert not merge_policy(MergeConfig(), False).enabled
+    assert not merge_policy(MergeConfig(enabled=False), True).enabled
+    policy = merge_policy(MergeConfig(enabled=True, method="rebase", label="go"), False)
+    assert (policy.enabled, policy.method, policy.label) == (True, "rebase", "go")
+    assert policy.options() == {"label": "go", "hold_label": "judge:hold", "delete_branch": False}
+
+
+def test_approvers_are_latest_approvals_at_the_head_by_others() -> None:
+    reviews = [
+        Review("maintainer", "APPROVED", SHA),
+        Review("agent", "APPROVED", SHA),  # the author
+        Review("stale", "APPROVED", "e" * 40),  # an older commit
+        Review("changed-mind", "APPROVED", SHA),
+        Review("changed-mind", "CHANGES_REQUESTED", SHA),
+        Review("commenter", "APPROVED", SHA),
+        Review("commenter", "COMMENTED", SHA),  # a comment keeps the approval
+        Review("helper[bot]", "APPROVED", SHA),
+        Review.from_json({"user": {"login": "later"}, "state": "approved", "commit_id": SHA}),
+    ]
+    assert approver_candidates(reviews, "Agent", SHA) == ["maintainer", "commenter", "later"]
+
+
+def test_human_approval_needs_write_access() -> None:
+    assert human_approved(["a", "b"], {"a": "read", "b": "maintain"})
+    assert not human_approved(["a"], {"a": "triage"})
+    assert not human_approved([], {})
