@@ -34,6 +34,8 @@ from bot.disagreement.lifecycle import (
 from bot.github.gateway import RepoGateway
 from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.target import Target
+from bot.notify.reporting import escalation_notice
+from bot.notify.sender import Notifier
 from bot.storage.base import Storage
 
 BY_TASK = "disagreement-by-task"
@@ -65,6 +67,7 @@ async def reconcile(
     check_run_url: str,
     *,
     owner: str,
+    notifier: Notifier | None = None,
 ) -> str | None:
     """Bring the task's issue in line with the verdict (rules.issue_action); returns the
     issue's URL when one is open for it."""
@@ -77,6 +80,9 @@ async def reconcile(
         number = await open_once(gateway, storage, target, records, links, owner)
         if number is None:
             return None
+        if notifier is not None:
+            url = issue_url(target, number)
+            notifier.post(escalation_notice(target.repository, number, url, target.head_sha))
     elif action is IssueAction.CLOSE:
         assert known is not None
         await close_issue(

@@ -52,6 +52,10 @@ class Notifier:
     def enabled(self) -> bool:
         return self._settings.enabled
 
+    @property
+    def outage_after(self) -> int:
+        return self._settings.notify_outage_after
+
     def post(self, notice: Notice) -> None:
         """Send `notice` in the background; returns at once."""
         if not self.enabled:
