@@ -33,6 +33,7 @@ from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
+from bot.judge.self_check import health_detail, self_check_ctx
 from bot.judge.tier_status import TierBoard, statuses_from_config
 from bot.merging.worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -113,6 +114,10 @@ def create_app(
             webhook_proxy_ctx(settings),
         ]
     )
+    if settings.self_check_interval_seconds > 0:
+        app.cleanup_ctx.append(
+            self_check_ctx(board, config, metrics, interval=settings.self_check_interval_seconds)
+        )
     if settings.configured:
         app.router.add_get("/", _status_page)
     else:
@@ -261,9 +266,11 @@ async def _healthz(request: web.Request) -> web.Response:
         log.exception("health check: storage did not answer")
         healthy = False
     status = 200 if healthy else 503
-    return web.json_response(
-        {"status": "ok" if healthy else "unavailable", "storage": healthy}, status=status
-    )
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "storage": healthy}
+    if request.query.get("detail") == "1":
+        # Informational: a missing model fails its tier open, never the service's health.
+        body["judge"] = health_detail(request.app[TIER_BOARD].current())
+    return web.json_response(body, status=status)
 
 
 def metrics_allowed(token: str | None, authorization: str | None) -> bool:

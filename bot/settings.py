@@ -243,6 +243,10 @@ class Settings(DatabaseSettings):
     delivery_retention_days: Annotated[float, Field(ge=0)] = Field(
         default=30.0, alias="JUDGE_DELIVERY_RETENTION_DAYS"
     )
+    # How often each judge tier's model is looked up in its provider's model list; 0: never.
+    self_check_interval_seconds: Annotated[float, Field(ge=0)] = Field(
+        default=3600.0, alias="JUDGE_SELF_CHECK_INTERVAL_SECONDS"
+    )
     # Missed deliveries: GitHub does not retry a delivery that failed while we were down.
     redeliver_missed: bool = Field(default=True, alias="JUDGE_REDELIVER_MISSED")
     redeliver_window_hours: Annotated[float, Field(gt=0, le=72)] = Field(

@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bot.app import metrics_allowed
+from bot.app import TIER_BOARD, metrics_allowed
+from bot.judge.config import JudgeConfig
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.webhook_helpers import example, webhook_headers
 
 
@@ -36,6 +38,33 @@ async def test_healthz_reports_storage(tmp_path: Path, github_keypair: Any) -> N
         await store.close()
         broken = await client.get("/healthz")
         assert broken.status == 503
+
+
+async def test_healthz_detail_shows_the_self_checked_tiers_without_changing_health(
+    tmp_path: Path, github_keypair: Any, fake_llm: FakeOpenAIServer
+) -> None:
+    fake_llm.models = ["gpt-5-nano"]
+    settings = make_settings(
+        github_keypair.private_pem, tmp_path, JUDGE_SELF_CHECK_INTERVAL_SECONDS=3600
+    )
+    config = JudgeConfig(
+        llm_base_url=fake_llm.base_url,
+        llm_api_key="test-key",
+        quick_model="gpt-5-nano",
+        deep_model="kimi-k2.5",
+    )
+    async with running_app(settings, start_workers=False, judge_config=config) as (client, app):
+        while app[TIER_BOARD].current()[0].available is None:
+            await asyncio.sleep(0.01)
+        plain = await client.get("/healthz")
+        assert "judge" not in await plain.json()
+        detailed = await client.get("/healthz?detail=1")
+        body = await detailed.json()
+        assert detailed.status == 200 and body["status"] == "ok"
+        assert "test-key" not in json.dumps(body)
+        assert "kimi-k2.5" in json.dumps(body["judge"])
+        page = await client.get("/")
+        assert "gpt-5-nano" in await page.text()
 
 
 async def test_metrics_expose_intake_and_queue(tmp_path: Path, github_keypair: Any) -> None:

@@ -12,6 +12,14 @@ message, not only in the last paragraph, because agents are loose about
 placement) and from "Generated with <tool>" lines such as Claude Code's. The
 subject and body prose are not searched: "fix gpt parsing" is not authorship.
 
+Families the configuration declares are also recognised by name
+(`family_names`, from `JudgeConfig.family_names`): `Agent-Model: acme-large`
+names family acme when a tier is declared `JUDGE_QUICK_FAMILY=acme`. A name
+counts as a token, not as any substring: no letter may touch it on either side,
+so `acme-large`, `acme/large`, `acme2` and `ACME` name acme while `acmefoo` and
+`superacme` do not (a digit is a version, a letter makes another word). One
+trailer may name several families; each counts.
+
 A false positive only swaps a judge for one of another family; a false
 negative lets a model judge its own work. Matching is therefore generous, e.g.
 a human co-author named Claude counts as anthropic.
@@ -87,6 +95,16 @@ def family_of_model(model: str, patterns: Mapping[str, str] | None = None) -> st
     return family if family is not None else f"unknown:{base or name}"
 
 
+def _named(names: Mapping[str, str]) -> list[tuple[re.Pattern[str], str]]:
+    """A token pattern per declared family name (names shorter than two characters would
+    match initials, so they are left out)."""
+    return [
+        (re.compile(rf"(?<![a-z]){re.escape(name.lower())}(?![a-z])", re.IGNORECASE), family)
+        for name, family in sorted(names.items())
+        if len(name.strip()) >= 2
+    ]
+
+
 def _authorship_values(message: str) -> Iterable[str]:
     for line in message.splitlines():
         trailer = _TRAILER.match(line)
@@ -99,14 +117,19 @@ def _authorship_values(message: str) -> Iterable[str]:
 
 
 def detect_authoring_families(
-    commit_messages: Sequence[str], patterns: Mapping[str, str] | None = None
+    commit_messages: Sequence[str],
+    patterns: Mapping[str, str] | None = None,
+    family_names: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Sorted, de-duplicated families named by authorship trailers."""
+    """Sorted, de-duplicated families named by authorship trailers: the first pattern
+    that matches a trailer, and every declared family name (name -> family) in it."""
     compiled = _compiled(patterns)
+    named = _named(family_names or {})
     found: set[str] = set()
     for message in commit_messages:
         for value in _authorship_values(message):
             family = _match(value, compiled)
             if family is not None:
                 found.add(family)
+            found.update(family for regex, family in named if regex.search(value))
     return sorted(found)

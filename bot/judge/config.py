@@ -12,6 +12,13 @@ base URL only, when a key is set) to the provider's public endpoint. A tier runs
 when it has a model and a base URL. Families default to
 `authorship.family_of_model(model)`.
 
+A tier (or an alternate, `claude-cli:sonnet`) whose provider is `claude-cli` or
+`opencode-cli` runs a local command instead (`JUDGE_CLAUDE_CLI`, `JUDGE_OPENCODE_CLI`;
+bot/judge/cli_provider.py): it needs no base URL and is sent no key.
+
+`JUDGE_<TIER>_MAX_OUTPUT_TOKENS` overrides `JUDGE_MAX_OUTPUT_TOKENS` for one tier (and its
+alternates): a reasoning model spends output tokens on its thinking before it answers.
+
 Alternates (`JUDGE_ALTERNATE_MODELS`, `provider:model` or `model`) resolve per provider:
 `JUDGE_ALTERNATE_<PROVIDER>_BASE_URL` / `_API_KEY` when either is set (a key alone means
 the provider's public endpoint; a base URL alone sends no key), else the endpoint of the
@@ -37,10 +44,11 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.judge.authorship import family_of_model
-from bot.judge.providers import DEFAULT_BASE_URLS
+from bot.judge.providers import CLI_PROVIDERS, DEFAULT_BASE_URLS
 from bot.judge.records import Tier
 
-ProviderName = Literal["openai", "anthropic"]
+ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
+DEFAULT_MAX_OUTPUT_TOKENS = 1024
 
 
 class Mode(StrEnum):
@@ -106,6 +114,12 @@ class Endpoint:
     api_key: SecretStr | None
     timeout: float
     max_chars: int
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+
+    @property
+    def local(self) -> bool:
+        """Whether this seat runs a local CLI (its `base_url` is then the command)."""
+        return self.provider in CLI_PROVIDERS
 
     def endpoint_key(self) -> tuple[str, str, str]:
         key = self.api_key.get_secret_value() if self.api_key is not None else ""
@@ -114,7 +128,10 @@ class Endpoint:
     @property
     def host(self) -> str:
         """The base URL's host and port only: a URL may carry a user, a password or a key
-        in its query, and this is what a log line shows."""
+        in its query, and this is what a log line shows. A CLI seat: `local` and the
+        command's name (its directory may name a person)."""
+        if self.local:
+            return "local " + (self.base_url.replace("\\", "/").rsplit("/", 1)[-1] or "?")
         try:
             parts = urlsplit(self.base_url)
             host, port = parts.hostname, parts.port
@@ -129,7 +146,8 @@ def parse_alternate(entry: str, default_provider: str) -> tuple[str, str]:
     """`provider:model` or `model` -> (provider, model). Only a known provider name counts
     as a prefix, so model ids with colons (`llama3:70b`) stay intact."""
     head, sep, tail = entry.partition(":")
-    if sep and head.strip() in DEFAULT_BASE_URLS and tail.strip():
+    known = head.strip() in DEFAULT_BASE_URLS or head.strip() in CLI_PROVIDERS
+    if sep and known and tail.strip():
         return head.strip(), tail.strip()
     return default_provider, entry.strip()
 
@@ -175,6 +193,9 @@ class JudgeConfig(BaseSettings):
     alternate_anthropic_base_url: str | None = None
     alternate_anthropic_api_key: SecretStr | None = None
     allow_shared_family: bool = False
+    # The commands the CLI providers run (a name on PATH or a path).
+    claude_cli: str = Field(default=CLI_PROVIDERS["claude-cli"], min_length=1)
+    opencode_cli: str = Field(default=CLI_PROVIDERS["opencode-cli"], min_length=1)
     # Globs of the models a repository's `.github/judge.yml` may pick; empty allows any.
     allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
@@ -185,7 +206,10 @@ class JudgeConfig(BaseSettings):
     quick_max_chars: int = Field(default=4000, ge=200)
     deep_max_chars: int = Field(default=32000, ge=200)
     tiebreaker_max_chars: int = Field(default=32000, ge=200)
-    max_output_tokens: int = Field(default=1024, ge=64)
+    max_output_tokens: int = Field(default=DEFAULT_MAX_OUTPUT_TOKENS, ge=64)
+    quick_max_output_tokens: int | None = Field(default=None, ge=64)
+    deep_max_output_tokens: int | None = Field(default=None, ge=64)
+    tiebreaker_max_output_tokens: int | None = Field(default=None, ge=64)
 
     # The throttle counts per repository within an installation, the budgets per
     # installation; the CLI and the hook are one local installation (cost.usage_scopes).
@@ -201,10 +225,33 @@ class JudgeConfig(BaseSettings):
     )
     authors: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    @field_validator("alternate_models", "allowed_models", "paths", "authors", mode="before")
+    @field_validator("alternate_models", "paths", "authors", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         return _split_list(value)
+
+    @field_validator("allowed_models", mode="before")
+    @classmethod
+    def _model_globs(cls, value: Any) -> Any:
+        # An empty entry (`a,,b`, a trailing comma) is a slip that would otherwise vanish
+        # and leave the operator believing a glob is in force.
+        if isinstance(value, str):
+            if not value.strip():
+                return []
+            value = value.split(",")
+        if not isinstance(value, list | tuple):
+            return value
+        globs = [glob.strip() if isinstance(glob, str) else glob for glob in value]
+        empty = [str(n) for n, glob in enumerate(globs, 1) if glob == ""]
+        if empty:
+            entries = (
+                f"entry {empty[0]} is" if len(empty) == 1 else f"entries {', '.join(empty)} are"
+            )
+            raise ValueError(
+                f"{entries} empty (of {len(globs)}); separate the model globs with single "
+                "commas, e.g. claude-*,openai/*"
+            )
+        return globs
 
     @model_validator(mode="after")
     def _independent_tiers(self) -> JudgeConfig:
@@ -235,6 +282,15 @@ class JudgeConfig(BaseSettings):
     def _tier_value(self, tier: Tier, name: str) -> Any:
         return getattr(self, f"{tier.value}_{name}")
 
+    def output_tokens(self, tier: Tier) -> int:
+        """The tier's answer length limit: its own setting, else the global one."""
+        own: int | None = self._tier_value(tier, "max_output_tokens")
+        return own if own is not None else self.max_output_tokens
+
+    def cli_command(self, provider: str) -> str:
+        """The command a CLI provider runs."""
+        return str(getattr(self, provider.replace("-", "_")))
+
     def _endpoint(
         self,
         *,
@@ -243,9 +299,10 @@ class JudgeConfig(BaseSettings):
         base_url: str | None,
         api_key: SecretStr | None,
         family: str | None,
-        timeout: float,
-        max_chars: int,
+        tier: Tier,
     ) -> Endpoint | None:
+        if provider in CLI_PROVIDERS:
+            base_url, api_key = self.cli_command(provider), None
         if base_url is None and api_key is not None:
             base_url = DEFAULT_BASE_URLS[provider]
         if base_url is None:
@@ -256,8 +313,9 @@ class JudgeConfig(BaseSettings):
             provider=provider,
             base_url=base_url.rstrip("/"),
             api_key=api_key,
-            timeout=timeout,
-            max_chars=max_chars,
+            timeout=self._tier_value(tier, "timeout"),
+            max_chars=self._tier_value(tier, "max_chars"),
+            max_output_tokens=self.output_tokens(tier),
         )
 
     def tiers(self) -> dict[Tier, Endpoint]:
@@ -273,8 +331,7 @@ class JudgeConfig(BaseSettings):
                 base_url=self._tier_value(tier, "base_url") or self.llm_base_url,
                 api_key=self._tier_value(tier, "api_key") or self.llm_api_key,
                 family=self._tier_value(tier, "family"),
-                timeout=self._tier_value(tier, "timeout"),
-                max_chars=self._tier_value(tier, "max_chars"),
+                tier=tier,
             )
             if seat is not None:
                 out[tier] = seat
@@ -285,6 +342,8 @@ class JudgeConfig(BaseSettings):
     ) -> tuple[str, SecretStr | None] | None:
         """(base URL, key) an alternate of `provider` may use, None when nothing was
         configured for that provider (see the module docstring for the order)."""
+        if provider in CLI_PROVIDERS:
+            return self.cli_command(provider), None
         own_url = getattr(self, f"alternate_{provider}_base_url")
         own_key = getattr(self, f"alternate_{provider}_api_key")
         if own_url or own_key is not None:
@@ -319,12 +378,22 @@ class JudgeConfig(BaseSettings):
                 base_url=base_url,
                 api_key=api_key,
                 family=None,
-                timeout=self._tier_value(tier, "timeout"),
-                max_chars=self._tier_value(tier, "max_chars"),
+                tier=tier,
             )
             if seat is not None:
                 out.append(seat)
         return out
+
+    def family_names(self) -> dict[str, str]:
+        """Names a commit's authorship trailer may call a family by (`Agent-Model:
+        acme-large` is family acme), for `authorship.detect_authoring_families`: every
+        seated family (tiers and alternates; an unrecognised model's `unknown:<name>` by
+        its name), and every family `JUDGE_AUTHORSHIP_PATTERNS` declares."""
+        tiers = self.tiers()
+        seats = [*tiers.values(), *(e for tier in tiers for e in self.alternates(tier))]
+        families = {seat.family for seat in seats}
+        families.update(f.lower() for f in (self.authorship_patterns or {}).values())
+        return {family.removeprefix("unknown:"): family for family in sorted(families)}
 
     @property
     def llm_configured(self) -> bool:

@@ -94,6 +94,8 @@ class SeatKey:
     provider: str
     base_url: str
     max_chars: int
+    # A thinking model cut short answers differently from one given room to finish.
+    max_output_tokens: int
 
 
 def cache_key(

@@ -247,7 +247,9 @@ class JudgeEngine:
             ),
             injection=detect_task_injection(request.task) + detect_injection(live),
             authoring=detect_authoring_families(
-                request.commit_messages, self.config.authorship_patterns
+                request.commit_messages,
+                self.config.authorship_patterns,
+                family_names=self.config.family_names(),
             ),
         )
 
@@ -373,7 +375,7 @@ class JudgeEngine:
                     time_limit=time_limit,
                     response_schema=rubric.response_schema(),
                     schema_name=rubric.name.value,
-                    max_tokens=self.config.max_output_tokens,
+                    max_tokens=seat.max_output_tokens,
                 )
         except (TimeoutError, ProviderError) as exc:
             tally.latency_ms += (self._monotonic() - started) * 1000.0
@@ -451,4 +453,5 @@ def _seat_key(seat: Seat | None) -> cost.SeatKey | None:
         provider=getattr(seat.provider, "kind", "unknown"),
         base_url=getattr(seat.provider, "base_url", ""),
         max_chars=seat.max_chars,
+        max_output_tokens=seat.max_output_tokens,
     )

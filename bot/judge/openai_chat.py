@@ -9,6 +9,12 @@ what worked per base URL in a `StructuredOutputMemory` shared by the providers.
 "Naming" means the error's `param` field when the server sets one, else its message;
 never the whole body, which some proxies fill with an echo of the request (where
 `response_format` always appears). Refused sampling parameters are matched the same way.
+
+Reasoning models served this way (vLLM, Ollama, DeepSeek) may return their thinking in a
+`reasoning_content` (or `reasoning`) field beside the content: it is never read as the
+answer. When that thinking used up `max_tokens` before the answer began, the content is
+empty and the `EmptyAnswer` says so (the tier's `JUDGE_<TIER>_MAX_OUTPUT_TOKENS` is then
+too low). Thinking written into the content itself is set aside by bot/judge/parsing.py.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import httpx
 
 from bot.judge.provider_http import (
     Completion,
+    EmptyAnswer,
     HTTPProvider,
     MalformedResponse,
     completion_of,
@@ -134,6 +141,13 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _reasoned_without_answer(message: Mapping[str, Any]) -> bool:
+    return any(
+        isinstance(message.get(key), str) and bool(message[key].strip())
+        for key in ("reasoning_content", "reasoning")
+    )
+
+
 class OpenAIChatProvider(HTTPProvider):
     kind = "openai"
 
@@ -228,6 +242,13 @@ class OpenAIChatProvider(HTTPProvider):
             message = choices[0].get("message")
             if isinstance(message, dict):
                 text = _text_of(message.get("content"))
+                if not text.strip() and _reasoned_without_answer(message):
+                    raise EmptyAnswer(
+                        f"openai model {model} returned its reasoning but no answer: its "
+                        f"thinking may have used up the output-token limit ({max_tokens})",
+                        provider=self.kind,
+                        model=model,
+                    )
         return completion_of(
             self.kind, model, text, payload, latency_ms, ("prompt_tokens", "completion_tokens")
         )

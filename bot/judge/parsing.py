@@ -4,7 +4,8 @@ Rules (any other input is a `ParseError`, which the engine records as an
 undetermined round; a score is never guessed):
 
 * Extraction (`extract_json_object`): the whole reply is tried as JSON first;
-  then each fenced block (```json ... ``` or bare ```), then every top-level
+  then a reasoning model's thinking is set aside (`answer_text`), and in what
+  is left each fenced block (```json ... ``` or bare ```), then every top-level
   `{...}` object embedded in prose. A reply whose whole text is JSON but not an
   object (an array, a number) is refused rather than searched.
 * When an outer object is malformed (a reply cut off by the token limit, a
@@ -15,6 +16,14 @@ undetermined round; a score is never guessed):
   distinct candidate must remain: two different verdict-like objects are
   ambiguous (a model drafting twice, or quoting an object out of the file under
   review) and are refused.
+* Thinking (`<think>...</think>`, also `<thinking>` and `<reasoning>`, as
+  vLLM, Ollama and DeepSeek pass it through in the content) never decides, even
+  when it holds JSON drafts: only text outside it counts, and of that the LAST
+  stretch holding a `{` (a model may answer, think again, and answer anew). A
+  closing tag without its opening (the chat template opened the thinking)
+  makes everything before it thinking; an opening tag never closed (the token
+  limit cut the thinking off) makes everything after it thinking. A reply that
+  is all thinking is refused as having no answer.
 * Numbers may be JSON numbers or numeric strings ("4", "4.0", " 0.85 ").
   Booleans, NaN, infinities, fractions like "4/5" and words are refused.
 * Scores may be nested (`{"scores": {...}}`, `{"dimensions": {...}}`, or a
@@ -41,6 +50,7 @@ AVERAGE_TOLERANCE = 0.01
 DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensions", "pass"})
 
 _ANSWER_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_THINK_TAG = re.compile(r"<(/?)(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -110,6 +120,36 @@ def _embedded_objects(text: str) -> list[dict[str, Any]]:
     return found
 
 
+def answer_text(text: str) -> str:
+    """What a reasoning model meant as its answer: the last stretch outside its thinking
+    that holds a `{` (else the last non-blank stretch); `text` itself when it has no
+    thinking tags, "" when it is all thinking (rules in the module docstring)."""
+    outside: list[str] = []
+    depth = 0
+    start = 0
+    tagged = False
+    for tag in _THINK_TAG.finditer(text):
+        tagged = True
+        if not tag.group(1):
+            if depth == 0:
+                outside.append(text[start : tag.start()])
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            start = tag.end()
+        else:
+            outside.clear()
+            start = tag.end()
+    if not tagged:
+        return text
+    if depth == 0:
+        outside.append(text[start:])
+    stretches = [part for part in outside if part.strip()]
+    with_object = [part for part in stretches if "{" in part]
+    chosen = with_object or stretches
+    return chosen[-1].strip() if chosen else ""
+
+
 def _is_candidate(obj: Mapping[str, Any], keys: frozenset[str]) -> bool:
     return any(isinstance(k, str) and norm_key(k) in keys for k in obj)
 
@@ -122,6 +162,21 @@ def _pick(objects: Iterable[dict[str, Any]], keys: frozenset[str]) -> dict[str, 
     if len(distinct) > 1:
         raise ParseError(f"{len(distinct)} different verdict objects in the reply; ambiguous")
     return distinct[0] if distinct else None
+
+
+def _fenced_objects(text: str) -> list[dict[str, Any]]:
+    """The objects in markdown fences: a fence's whole body, else objects inside it."""
+    fenced: list[dict[str, Any]] = []
+    for match in _ANSWER_FENCE.finditer(text):
+        body = match.group(2).strip()
+        try:
+            value = _loads(body)
+        except json.JSONDecodeError:
+            fenced.extend(_embedded_objects(body))
+            continue
+        if isinstance(value, dict):
+            fenced.append(value)
+    return fenced
 
 
 def extract_json_object(
@@ -141,17 +196,13 @@ def extract_json_object(
             raise ParseError(f"reply is JSON {type(whole).__name__}, not an object")
         return whole
 
-    fenced: list[dict[str, Any]] = []
-    for match in _ANSWER_FENCE.finditer(stripped):
-        body = match.group(2).strip()
-        try:
-            value = _loads(body)
-        except json.JSONDecodeError:
-            fenced.extend(_embedded_objects(body))
-            continue
-        if isinstance(value, dict):
-            fenced.append(value)
-    picked = _pick(fenced, keys)
+    stripped = answer_text(stripped)
+    if not stripped:
+        raise ParseError(
+            "the reply is all thinking and no answer (a cut-off reply: the tier's output-token "
+            "limit may be too low for a reasoning model)"
+        )
+    picked = _pick(_fenced_objects(stripped), keys)
     if picked is not None:
         return picked
 

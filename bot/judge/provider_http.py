@@ -70,6 +70,18 @@ class EmptyAnswer(ProviderError):
     pass
 
 
+class ProviderCommandError(ProviderError):
+    """A local CLI provider ran but reported failure: a non-zero exit without an answer,
+    or an envelope marked as an error (not logged in, out of turns, quota)."""
+
+    def __init__(
+        self, message: str, *, provider: str, model: str, exit_code: int | None, detail: str
+    ) -> None:
+        super().__init__(message, provider=provider, model=model)
+        self.exit_code = exit_code
+        self.detail = detail
+
+
 @dataclass(frozen=True)
 class Completion:
     text: str

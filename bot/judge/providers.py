@@ -1,4 +1,4 @@
-"""LLM providers: two wire protocols behind one small interface.
+"""LLM providers: two wire protocols and two local CLIs behind one small interface.
 
 `OpenAIChatProvider` (bot/judge/openai_chat.py) speaks OpenAI chat completions, which
 most proxies and open-model hosts also speak; `AnthropicMessagesProvider`
@@ -6,7 +6,9 @@ most proxies and open-model hosts also speak; `AnthropicMessagesProvider`
 `httpx.AsyncClient` (built by the application, never here), a base URL and an API key,
 and answer `complete(model=..., messages=..., ...)` with a `Completion`: the text, token
 counts and latency. The model is a call argument so one provider serves every tier on
-its endpoint.
+its endpoint. `CLIProvider` (bot/judge/cli_provider.py) answers the same call by running
+`claude -p` or `opencode run` (providers `claude-cli` and `opencode-cli`); its "base URL"
+is the command.
 
 This module is where the rest of the judge gets providers from: the interface the
 engine relies on, the factory, and (re-exported) the protocol classes and the failures
@@ -21,8 +23,11 @@ Exceptions (every one carries `provider` and `model`, never an API key):
      │                            that cannot be encoded
      ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`)
      │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
-     ├── MalformedResponse        2xx, but not the protocol's JSON envelope
-     └── EmptyAnswer              a valid envelope with no text in it
+     ├── MalformedResponse        2xx, but not the protocol's JSON envelope (a CLI:
+     │                            output that is not its envelope)
+     ├── EmptyAnswer              a valid envelope with no text in it
+     └── ProviderCommandError     a CLI that said it failed or exited non-zero
+                                  (`exit_code`, `detail`)
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any, Protocol
 import httpx
 
 from bot.judge.anthropic_messages import ANTHROPIC_VERSION, AnthropicMessagesProvider
+from bot.judge.cli_provider import CLI_PROVIDERS, CLIProvider
 from bot.judge.openai_chat import (
     ErrorInfo,
     OpenAIChatProvider,
@@ -44,6 +50,7 @@ from bot.judge.provider_http import (
     Completion,
     EmptyAnswer,
     MalformedResponse,
+    ProviderCommandError,
     ProviderError,
     ProviderHTTPError,
     ProviderRateLimited,
@@ -53,8 +60,10 @@ from bot.judge.provider_http import (
 
 __all__ = [
     "ANTHROPIC_VERSION",
+    "CLI_PROVIDERS",
     "DEFAULT_BASE_URLS",
     "AnthropicMessagesProvider",
+    "CLIProvider",
     "Completion",
     "EmptyAnswer",
     "ErrorInfo",
@@ -62,6 +71,7 @@ __all__ = [
     "MalformedResponse",
     "OpenAIChatProvider",
     "OutputMode",
+    "ProviderCommandError",
     "ProviderError",
     "ProviderHTTPError",
     "ProviderRateLimited",
@@ -106,9 +116,13 @@ def make_provider(
     *,
     memory: StructuredOutputMemory | None = None,
 ) -> LLMProvider:
-    """Build the provider for a protocol name (`openai` or `anthropic`)."""
+    """Build the provider for a protocol name (`openai`, `anthropic`) or a CLI's
+    (`claude-cli`, `opencode-cli`, whose `base_url` is the command to run)."""
     if kind == "anthropic":
         return AnthropicMessagesProvider(client, base_url, api_key)
     if kind == "openai":
         return OpenAIChatProvider(client, base_url, api_key, memory=memory)
-    raise ValueError(f"unknown LLM provider {kind!r} (expected 'openai' or 'anthropic')")
+    if kind in CLI_PROVIDERS:
+        return CLIProvider(kind, base_url)
+    known = ", ".join(repr(k) for k in (*DEFAULT_BASE_URLS, *CLI_PROVIDERS))
+    raise ValueError(f"unknown LLM provider {kind!r} (expected one of {known})")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from bot.judge.config import TIER_ORDER, Endpoint, JudgeConfig
+from bot.judge.config import DEFAULT_MAX_OUTPUT_TOKENS, TIER_ORDER, Endpoint, JudgeConfig
 from bot.judge.providers import LLMProvider, StructuredOutputMemory, make_provider
 from bot.judge.records import Tier
 
@@ -28,6 +28,8 @@ class Seat:
     provider: LLMProvider
     timeout: float
     max_chars: int
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    """The answer length limit sent with each call (the tier's own, else the global)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ def build_panel(
             provider=providers[key],
             timeout=endpoint.timeout,
             max_chars=endpoint.max_chars,
+            max_output_tokens=endpoint.max_output_tokens,
         )
 
     tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}

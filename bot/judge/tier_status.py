@@ -21,7 +21,7 @@ class TierStatus:
     model: str | None
     provider: str | None
     host: str | None
-    # None until the self-check has run; a configured tier is then True or False.
+    # None until the self-check has run, or when it could not tell (bot/judge/self_check.py).
     available: bool | None = None
     problem: str | None = None
     # The settings a person sets to make this tier work (names only, never values).
@@ -31,7 +31,9 @@ class TierStatus:
     def configured(self) -> bool:
         return self.model is not None and self.host is not None
 
-    def checked(self, *, available: bool, problem: str | None = None) -> TierStatus:
+    def checked(self, *, available: bool | None, problem: str | None = None) -> TierStatus:
+        """This status after a self-check: `available` None when the check could not tell
+        (the provider has no model list), with `problem` saying why."""
         return replace(self, available=available, problem=problem)
 
 

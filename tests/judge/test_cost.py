@@ -53,8 +53,12 @@ def test_content_hash_changes_with_what_the_judge_sees(change: dict[str, object]
     assert content_hash(**args) != content_hash(TASK, FILES, sensitive=False)  # type: ignore[arg-type]
 
 
-QUICK_SEAT = SeatKey(model="q", provider="openai", base_url="http://a/v1", max_chars=4000)
-DEEP_SEAT = SeatKey(model="d", provider="openai", base_url="http://a/v1", max_chars=32000)
+QUICK_SEAT = SeatKey(
+    model="q", provider="openai", base_url="http://a/v1", max_chars=4000, max_output_tokens=1024
+)
+DEEP_SEAT = SeatKey(
+    model="d", provider="openai", base_url="http://a/v1", max_chars=32000, max_output_tokens=1024
+)
 SEATS: dict[str, SeatKey | None] = {"quick": QUICK_SEAT, "deep": DEEP_SEAT}
 
 
@@ -84,13 +88,14 @@ def test_cache_key_parts() -> None:
         _key(content="i"),
         # what a seat reads, where it is served, and how long it may answer
         _key(seats={"quick": replace(QUICK_SEAT, max_chars=8000), "deep": DEEP_SEAT}),
+        _key(seats={"quick": replace(QUICK_SEAT, max_output_tokens=4096), "deep": DEEP_SEAT}),
         _key(seats={"quick": replace(QUICK_SEAT, base_url="http://b/v1"), "deep": DEEP_SEAT}),
         _key(seats={"quick": replace(QUICK_SEAT, provider="anthropic"), "deep": DEEP_SEAT}),
         _key(max_output_tokens=2048),
     ]
     assert key not in variants and len(set(variants)) == len(variants)
     # No ambiguity from joining: a model named "a,b" differs from two seats.
-    one = SeatKey(model="a,b", provider="openai", base_url="u", max_chars=1)
+    one = SeatKey(model="a,b", provider="openai", base_url="u", max_chars=1, max_output_tokens=64)
     assert _key(seats={"quick": one}) != _key(
         seats={"quick": replace(one, model="a"), "deep": replace(one, model="b")}
     )

@@ -11,6 +11,7 @@ from bot.judge.parsing import ParseError
 from bot.judge.providers import (
     EmptyAnswer,
     MalformedResponse,
+    ProviderCommandError,
     ProviderError,
     ProviderHTTPError,
     ProviderRateLimited,
@@ -64,6 +65,13 @@ OUTCOMES: list[tuple[str, AttemptError, Retry | GiveUp]] = [
     ),
     ("empty", EmptyAnswer("x", **WHO), Retry("empty answer", warn=True)),
     ("malformed", MalformedResponse("x", **WHO), Retry("malformed response envelope", warn=True)),
+    (
+        # a CLI that said it failed (not logged in, out of turns): asking again at once
+        # would get the same answer
+        "cli-command-failed",
+        ProviderCommandError("x", **WHO, exit_code=1, detail="not logged in"),
+        GiveUp("provider error (ProviderCommandError)", warn=True),
+    ),
     (
         "base-provider-error",
         ProviderError("x", **WHO),

@@ -59,6 +59,9 @@ def server_env(
         "DATABASE_URL": f"sqlite:///{database}",
         "LOG_LEVEL": "WARNING",
         "LOG_FORMAT": "pretty",
+        # Off unless a test asks: the providers here are fakes or unreachable on purpose.
+        "JUDGE_SELF_CHECK_INTERVAL_SECONDS": "0",
+        "JUDGE_REDELIVER_MISSED": "false",
         **settings,
     }
 

@@ -47,12 +47,12 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture
 async def raw_server() -> AsyncIterator[Callable[[Handler], Awaitable[str]]]:
-    """Start an app whose every POST goes to `handler`; returns its base URL."""
+    """Start an app whose every request goes to `handler`; returns its base URL."""
     runners: list[web.AppRunner] = []
 
     async def start(handler: Handler) -> str:
         app = web.Application()
-        app.router.add_post("/{tail:.*}", handler)
+        app.router.add_route("*", "/{tail:.*}", handler)
         runner = web.AppRunner(app)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

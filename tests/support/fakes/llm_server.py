@@ -10,6 +10,11 @@ nonce delimiters, `response_format` and auth headers.
 Structured output is modelled as a capability of the OpenAI server:
 `accepted_formats` lists the `response_format.type` values it understands; a request
 asking for another one gets the 400 real servers give, without consuming the queue.
+
+Both list `models` at `GET /v1/models` in their provider's shape (OpenAI: one page;
+Anthropic: paged by `limit` and `after_id`); `models = None` answers 404, as servers
+without a model list do. A `Reply.reasoning` answer carries a reasoning model's
+`reasoning_content` beside its content (OpenAI server).
 """
 
 from __future__ import annotations
@@ -36,6 +41,13 @@ class Reply:
     delay: float = 0.0
     message: str = ""
     headers: tuple[tuple[str, str], ...] = ()
+    reasoning_content: str | None = None
+
+    @classmethod
+    def reasoning(cls, thinking: str, answer: str) -> Reply:
+        """A reasoning model's answer: `thinking` in `reasoning_content`, `answer` (maybe
+        empty, when the thinking used up the tokens) as the content."""
+        return cls("text", body=answer, reasoning_content=thinking)
 
     @classmethod
     def json(cls, obj: Any, *, delay: float = 0.0) -> Reply:
@@ -135,6 +147,10 @@ class RecordedRequest:
 @dataclass
 class _Base:
     api_key: str = "test-key"
+    models: list[str] | None = field(default_factory=list)
+    """What `GET /v1/models` lists; None: the server has no model list (404)."""
+    model_list_requests: list[dict[str, str]] = field(default_factory=list)
+    """The query of every `GET /v1/models`."""
     requests: list[RecordedRequest] = field(default_factory=list)
     default: Reply | None = None
     responder: Callable[[RecordedRequest], Reply] | None = None
@@ -216,6 +232,19 @@ class FakeOpenAIServer(_Base):
 
     def _routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.model_list_requests.append(dict(request.query))
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return self._error(401, "Incorrect API key provided.")
+        if self.models is None:
+            return self._error(404, "Not Found")
+        data = [
+            {"id": name, "object": "model", "created": 1700000000, "owned_by": "fake"}
+            for name in self.models
+        ]
+        return web.json_response({"object": "list", "data": data})
 
     @staticmethod
     def _error(
@@ -261,6 +290,9 @@ class FakeOpenAIServer(_Base):
             "completion_tokens": _estimate_tokens(reply.body),
         }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        message = {"role": "assistant", "content": reply.body}
+        if reply.reasoning_content is not None:
+            message["reasoning_content"] = reply.reasoning_content
         return web.json_response(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -269,8 +301,8 @@ class FakeOpenAIServer(_Base):
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": reply.body},
-                        "finish_reason": "stop",
+                        "message": message,
+                        "finish_reason": "length" if not reply.body else "stop",
                     }
                 ],
                 "usage": usage,
@@ -286,6 +318,33 @@ class FakeAnthropicServer(_Base):
 
     def _routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/v1/models", self._models)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.model_list_requests.append(dict(request.query))
+        if request.headers.get("x-api-key") != self.api_key:
+            return self._error(401, "invalid x-api-key")
+        if not request.headers.get("anthropic-version"):
+            return self._error(400, "anthropic-version header is required")
+        if self.models is None:
+            return self._error(404, "Not Found")
+        names = self.models
+        after = request.query.get("after_id")
+        start = names.index(after) + 1 if after in names else 0
+        limit = int(request.query.get("limit", "20"))
+        page = names[start : start + limit]
+        data = [
+            {"id": n, "type": "model", "display_name": n, "created_at": "2025-01-01T00:00:00Z"}
+            for n in page
+        ]
+        return web.json_response(
+            {
+                "data": data,
+                "has_more": start + limit < len(names),
+                "first_id": page[0] if page else None,
+                "last_id": page[-1] if page else None,
+            }
+        )
 
     @staticmethod
     def _error(status: int, message: str, **extra: str) -> web.Response:

@@ -1,0 +1,354 @@
+"""The provider self-check: is each tier's model still served under its name?
+
+A provider may rename a model under a running judge (Cerebras' `llama3.1-70b` became
+`llama-3.3-70b`); every call then fails and the judge fails open, silently. So at start
+and every hour each configured tier's model is looked up in its provider's model list
+(`GET {base}/models` for OpenAI-compatible servers, `GET {base}/v1/models`, paged, for
+Anthropic), and the `TierBoard` the pages read is replaced with the result. Never fatal:
+a missing model only shows, and the tier fails open as it would have anyway.
+
+    listed (or a dated snapshot of it: alias `claude-sonnet-4-5`
+      is served as `claude-sonnet-4-5-20250929`) ────────────────► available
+    not listed ────────────────────────────────────────────────► missing, with the
+                                                                   closest names listed
+    key refused (401/403), host unreachable, no answer in time ─► missing, with why
+    no model list (404/405/501, other errors, unreadable list,
+      a CLI provider) ─────────────────────────────────────────► unknown, with why
+
+A missing model is logged once when it goes missing (with up to `LOGGED_NAMES` of the
+names that do exist, closest first), not every hour; its return is logged once too.
+`judge_provider_model_available{tier,model}` is 1 or 0, and absent while unknown. Problem
+texts and logs name hosts, models and status codes, never a key or a full URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import logging
+import re
+import shutil
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from aiohttp import web
+
+from bot.judge.anthropic_messages import ANTHROPIC_VERSION
+from bot.judge.config import Endpoint, JudgeConfig
+from bot.judge.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.metrics import Metrics
+
+logger = logging.getLogger(__name__)
+
+CHECK_INTERVAL_SECONDS = 3600.0
+LIST_TIMEOUT_SECONDS = 20.0
+CLOSE_NAMES = 3
+LOGGED_NAMES = 20
+_ANTHROPIC_PAGES = 10
+_SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})")
+
+CleanupContext = Callable[[web.Application], AsyncIterator[None]]
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    """What an endpoint said its models are, or (`models` None) why it could not say and
+    what that means for the tier (`available`)."""
+
+    models: tuple[str, ...] | None
+    available: bool | None = None
+    problem: str | None = None
+
+
+# -- the comparison (pure) ------------------------------------------------------------
+
+
+def model_listed(model: str, models: Sequence[str]) -> bool:
+    """Whether `model` is served: listed as is (case aside), or as a dated snapshot of it
+    (`-20250929`, `-2024-08-06`), which is how providers list the aliases they accept;
+    `-latest` aliases count as their base name."""
+    wanted = model.lower()
+    base = wanted.removesuffix("-latest")
+    for listed in (m.lower() for m in models):
+        if listed in (wanted, base):
+            return True
+        if listed.startswith(base + "-") and _SNAPSHOT_SUFFIX.fullmatch(listed[len(base) :]):
+            return True
+    return False
+
+
+def names_by_closeness(model: str, models: Sequence[str]) -> list[str]:
+    """Every listed name, the ones most like `model` first."""
+    close = difflib.get_close_matches(model, models, n=len(models), cutoff=0.5)
+    return close + sorted(m for m in models if m not in close)
+
+
+def missing_problem(model: str, host: str | None, models: Sequence[str]) -> str:
+    where = host or "its provider"
+    if not models:
+        return f"model {model!r} is not served: {where} lists no models"
+    close = difflib.get_close_matches(model, models, n=CLOSE_NAMES, cutoff=0.5)
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    return f"model {model!r} is not among the {len(models)} models {where} lists{hint}"
+
+
+def checked_status(status: TierStatus, listing: ModelListing | None) -> TierStatus:
+    """`status` after the check; an unconfigured tier (no listing) stays as it is."""
+    if listing is None or not status.configured or status.model is None:
+        return status
+    if listing.models is None:
+        return status.checked(available=listing.available, problem=listing.problem)
+    if model_listed(status.model, listing.models):
+        return status.checked(available=True)
+    return status.checked(
+        available=False, problem=missing_problem(status.model, status.host, listing.models)
+    )
+
+
+def checked_statuses(
+    statuses: Sequence[TierStatus], listings: Mapping[str, ModelListing]
+) -> list[TierStatus]:
+    """Each tier's status checked against its endpoint's listing (keyed by tier name)."""
+    return [checked_status(status, listings.get(status.tier)) for status in statuses]
+
+
+def health_detail(statuses: Sequence[TierStatus]) -> dict[str, Any]:
+    """The judge's part of `/healthz?detail=1`: each tier as the self-check last saw it,
+    and the models found missing. Informational: it never makes the service unhealthy."""
+    tiers = [
+        {
+            "tier": s.tier,
+            "configured": s.configured,
+            "model": s.model,
+            "provider": s.provider,
+            "host": s.host,
+            "available": s.available,
+            "problem": s.problem,
+        }
+        for s in statuses
+    ]
+    missing = [
+        {"tier": s.tier, "model": s.model}
+        for s in statuses
+        if s.configured and s.available is False
+    ]
+    return {"tiers": tiers, "models_missing": missing}
+
+
+# -- asking the providers ---------------------------------------------------------------
+
+
+def _ids(payload: Any, id_key: str = "id") -> list[str] | None:
+    """The model ids of a `{"data": [{"id": ...}, ...]}` list; None when it is not one."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
+        return None
+    return [
+        item[id_key]
+        for item in payload["data"]
+        if isinstance(item, dict) and isinstance(item.get(id_key), str)
+    ]
+
+
+def _refusal(status: int, host: str) -> ModelListing:
+    if status in (401, 403):
+        return ModelListing(
+            None, False, f"{host} refused the API key when listing models (HTTP {status})"
+        )
+    if status in (404, 405, 501):
+        return ModelListing(
+            None, None, f"{host} has no model list (HTTP {status}); the model was not checked"
+        )
+    return ModelListing(
+        None, None, f"{host} answered HTTP {status} for its model list; the model was not checked"
+    )
+
+
+async def _get_json(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: Mapping[str, str],
+    host: str,
+    params: Mapping[str, str | int] | None = None,
+) -> Any | ModelListing:
+    """The decoded answer, or the listing that explains why there is none."""
+    try:
+        response = await client.get(
+            url, headers=dict(headers), params=dict(params or {}), timeout=LIST_TIMEOUT_SECONDS
+        )
+    except httpx.TimeoutException:
+        return ModelListing(None, False, f"{host} did not send its model list in time")
+    except (httpx.RequestError, httpx.InvalidURL, UnicodeError) as exc:
+        return ModelListing(None, False, f"{host} could not be reached ({type(exc).__name__})")
+    if response.status_code >= 400:
+        return _refusal(response.status_code, host)
+    try:
+        return response.json()
+    except (ValueError, RecursionError):
+        return _unreadable(host)
+
+
+def _unreadable(host: str) -> ModelListing:
+    return ModelListing(
+        None, None, f"{host} sent an unreadable model list; the model was not checked"
+    )
+
+
+async def _openai_models(client: httpx.AsyncClient, endpoint: Endpoint) -> ModelListing:
+    key = endpoint.api_key.get_secret_value() if endpoint.api_key is not None else ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    payload = await _get_json(client, endpoint.base_url + "/models", headers, endpoint.host)
+    if isinstance(payload, ModelListing):
+        return payload
+    ids = _ids(payload)
+    return _unreadable(endpoint.host) if ids is None else ModelListing(tuple(ids))
+
+
+async def _anthropic_models(client: httpx.AsyncClient, endpoint: Endpoint) -> ModelListing:
+    key = endpoint.api_key.get_secret_value() if endpoint.api_key is not None else ""
+    headers = {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}
+    found: list[str] = []
+    params: dict[str, str | int] = {"limit": 1000}
+    for _ in range(_ANTHROPIC_PAGES):
+        url = endpoint.base_url + "/v1/models"
+        payload = await _get_json(client, url, headers, endpoint.host, params)
+        if isinstance(payload, ModelListing):
+            return payload
+        ids = _ids(payload)
+        if ids is None:
+            return _unreadable(endpoint.host)
+        found += ids
+        last = payload.get("last_id")
+        if payload.get("has_more") is not True or not isinstance(last, str) or not ids:
+            break
+        params["after_id"] = last
+    return ModelListing(tuple(found))
+
+
+def _cli_listing(endpoint: Endpoint) -> ModelListing:
+    if shutil.which(endpoint.base_url) is None:
+        command = endpoint.host.removeprefix("local ")
+        return ModelListing(None, False, f"command {command!r} not found")
+    return ModelListing(
+        None, None, f"{endpoint.provider} has no model list; the model was not checked"
+    )
+
+
+async def list_models(client: httpx.AsyncClient, endpoint: Endpoint) -> ModelListing:
+    """Ask `endpoint`'s provider which models it serves. Never raises for the provider's
+    failures: they come back as a listing without models."""
+    if endpoint.local:
+        return _cli_listing(endpoint)
+    if endpoint.provider == "anthropic":
+        return await _anthropic_models(client, endpoint)
+    return await _openai_models(client, endpoint)
+
+
+# -- the refresher ------------------------------------------------------------------------
+
+
+class SelfCheck:
+    """Checks every configured tier, replaces the board, sets the gauge, and logs what
+    changed since the previous check."""
+
+    def __init__(
+        self,
+        board: TierBoard,
+        config: JudgeConfig,
+        client: httpx.AsyncClient,
+        metrics: Metrics,
+    ) -> None:
+        self._board = board
+        self._config = config
+        self._client = client
+        self._metrics = metrics
+        self._last: dict[str, tuple[str | None, bool | None]] = {}
+
+    async def check_once(self) -> list[TierStatus]:
+        seats = self._config.tiers()
+        by_endpoint: dict[tuple[str, str, str], ModelListing] = {}
+        listings: dict[str, ModelListing] = {}
+        for tier, endpoint in seats.items():
+            key = endpoint.endpoint_key()
+            if key not in by_endpoint:
+                by_endpoint[key] = await list_models(self._client, endpoint)
+            listings[tier.value] = by_endpoint[key]
+        statuses = checked_statuses(statuses_from_config(self._config), listings)
+        self._board.replace_all(statuses)
+        for status in statuses:
+            if status.configured and status.model is not None:
+                self._publish(status, listings.get(status.tier))
+        return statuses
+
+    def _publish(self, status: TierStatus, listing: ModelListing | None) -> None:
+        assert status.model is not None
+        gauge = self._metrics.model_available
+        if status.available is None:
+            with contextlib.suppress(KeyError):
+                gauge.remove(status.tier, status.model)
+        else:
+            gauge.labels(tier=status.tier, model=status.model).set(int(status.available))
+        state = (status.model, status.available)
+        if self._last.get(status.tier) == state:
+            return
+        first = status.tier not in self._last
+        self._last[status.tier] = state
+        self._log(status, listing, first=first)
+
+    @staticmethod
+    def _log(status: TierStatus, listing: ModelListing | None, *, first: bool) -> None:
+        if status.available is True:
+            if not first:
+                logger.info("judge %s tier: model %s is available again", status.tier, status.model)
+            return
+        if status.available is None:
+            logger.info("judge %s tier: %s", status.tier, status.problem)
+            return
+        models = listing.models if listing is not None and listing.models is not None else ()
+        names = names_by_closeness(status.model or "", models)
+        more = f" (and {len(names) - LOGGED_NAMES} more)" if len(names) > LOGGED_NAMES else ""
+        logger.warning(
+            "judge %s tier: %s; the tier fails open until this is fixed (set JUDGE_%s_MODEL)."
+            " Models it lists: %s%s",
+            status.tier,
+            status.problem,
+            status.tier.upper(),
+            ", ".join(names[:LOGGED_NAMES]) or "none",
+            more,
+        )
+
+    async def run(self, stop: asyncio.Event, interval: float = CHECK_INTERVAL_SECONDS) -> None:
+        """Check now and then every `interval` seconds until `stop` is set."""
+        while not stop.is_set():
+            await self.check_once()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=interval)
+
+
+def self_check_ctx(
+    board: TierBoard,
+    config: JudgeConfig,
+    metrics: Metrics,
+    client: httpx.AsyncClient | None = None,
+    *,
+    interval: float = CHECK_INTERVAL_SECONDS,
+) -> CleanupContext:
+    """An aiohttp cleanup context running the self-check in the background for the app's
+    life (start-up does not wait for it). Without `client` it opens its own for that life."""
+
+    async def self_check(app: web.Application) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            http = client
+            if http is None:
+                http = await stack.enter_async_context(httpx.AsyncClient())
+            stop = asyncio.Event()
+            task = asyncio.create_task(SelfCheck(board, config, http, metrics).run(stop, interval))
+            yield
+            stop.set()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    return self_check
