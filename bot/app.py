@@ -3,6 +3,7 @@
 POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
 GET  /healthz       -> storage.ping
 GET  /metrics       -> Prometheus text
+GET  /dashboard     -> verdicts, KPIs, providers (with DASHBOARD_TOKEN; bot.dashboard)
 GET  /              -> status page, or the registration page when APP_ID is unset
 GET  /setup/callback -> (setup mode only) GitHub's return from registering the App
 """
@@ -21,6 +22,7 @@ from aiohttp import web
 from gidgethub.routing import Router
 
 from bot import __version__
+from bot.dashboard.handlers import add_dashboard
 from bot.feature_settings import FeatureSettings, load_feature_settings
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
@@ -137,6 +139,7 @@ def create_app(
         app.router.add_post(settings.webhook_path, handler)
     else:
         app.router.add_post(settings.webhook_path, _not_configured)
+    add_dashboard(app, settings, store, tiers=board.current, clock=clock)
     return app
 
 

@@ -82,6 +82,8 @@ def model_listed(model: str, models: Sequence[str]) -> bool:
 
 def names_by_closeness(model: str, models: Sequence[str]) -> list[str]:
     """Every listed name, the ones most like `model` first."""
+    if not models:
+        return []
     close = difflib.get_close_matches(model, models, n=len(models), cutoff=0.5)
     return close + sorted(m for m in models if m not in close)
 

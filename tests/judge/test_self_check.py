@@ -111,6 +111,10 @@ def test_unconfigured_or_unlisted_tiers_stay_as_they_are() -> None:
     ]
 
 
+def test_names_by_closeness_of_an_empty_list_is_empty() -> None:
+    assert names_by_closeness("gpt-5", []) == []
+
+
 def test_names_by_closeness_puts_near_names_first() -> None:
     names = names_by_closeness("llama3.1-70b", LISTED)
     assert names[0] == "llama-3.3-70b" and sorted(names) == sorted(LISTED)

@@ -66,6 +66,8 @@ def setup_settings(fake: FakeGitHub, tmp_path: Path, **overrides: Any) -> Settin
         "DATABASE_URL": f"sqlite:///{tmp_path / 'judge.sqlite3'}",
         "GITHUB_API_URL": fake.base_url,
         "BASE_URL": BASE,
+        # The tiers here point at hosts that do not exist: never look them up.
+        "JUDGE_SELF_CHECK_INTERVAL_SECONDS": 0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -1,0 +1,145 @@
+"""How fast `/dashboard` is served over a large verdict log on SQLite.
+
+A temporary SQLite database is filled with N records over the last 14 days (default
+100,000; the same log as benchmarks/calibrate.py), the whole app is started on loopback
+with the dashboard on, and the page is fetched with the bearer token:
+
+* cold: the first request of a filter, which computes the view (every record of the
+  window read, counted by the reports, laid out);
+* warm: --requests further requests of that filter, served from the computed view; the
+  target is a median under 100 ms;
+* after a new record: the next request (the computed view, still fresh) and how long
+  until the page shows the record (the view's age limit, then one computation in the
+  background while the old view is still served).
+
+    .venv/bin/python benchmarks/dashboard.py [--records N] [--requests R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from calibrate import _append, fill, record  # the calibration benchmark's log
+
+from bot.app import TIER_BOARD, create_app
+from bot.dashboard.handlers import PAGE, add_dashboard
+from bot.settings import Settings
+from bot.storage.sqlite import SqliteStorage
+
+TARGET_MS = 100.0
+TOKEN = "benchmark-dashboard-token"
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+_JUDGMENTS = re.compile(r'id="judgments">(\d+)<')
+
+
+async def fetch(session: aiohttp.ClientSession, url: str) -> tuple[float, int]:
+    started = time.perf_counter()
+    async with session.get(url, headers=HEADERS) as response:
+        body = await response.text()
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status != 200:
+        raise SystemExit(f"GET {url}: {response.status}")
+    found = _JUDGMENTS.search(body)
+    return elapsed, int(found.group(1)) if found else -1
+
+
+async def timed_requests(session: aiohttp.ClientSession, url: str, count: int) -> list[float]:
+    return [(await fetch(session, url))[0] for _ in range(count)]
+
+
+def line(name: str, values: list[float]) -> str:
+    ordered = sorted(values)
+    p95 = ordered[max(int(len(ordered) * 0.95) - 1, 0)]
+    return (
+        f"  {name:<28} median {statistics.median(values):8.1f} ms   p95 {p95:8.1f} ms   "
+        f"max {ordered[-1]:8.1f} ms   ({len(values)} requests)"
+    )
+
+
+async def serve(store: SqliteStorage, path: Path, now: datetime) -> web.AppRunner:
+    settings = Settings(
+        _env_file=None,
+        DASHBOARD_TOKEN=TOKEN,
+        DATABASE_URL=f"sqlite:///{path}",
+        LOG_FORMAT="pretty",
+    )
+    app = create_app(settings, storage=store, start_workers=False, clock=lambda: now)
+    if not any(getattr(r, "canonical", None) == PAGE for r in app.router.resources()):
+        add_dashboard(app, settings, store, tiers=app[TIER_BOARD].current, clock=lambda: now)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return runner
+
+
+async def main(records: int, requests: int) -> None:
+    now = datetime.now(UTC)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "judge.sqlite3"
+        store = SqliteStorage(str(path))
+        await store.open()
+        started = time.perf_counter()
+        await fill(store, records, now)
+        print(f"filled {records:,} judgments in {time.perf_counter() - started:.1f} s (not timed)")
+        runner = await serve(store, path, now)
+        port = runner.addresses[0][1]
+        base = f"http://127.0.0.1:{port}{PAGE}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                await report(session, store, base, now, requests)
+        finally:
+            await runner.cleanup()
+
+
+async def report(
+    session: aiohttp.ClientSession, store: SqliteStorage, base: str, now: datetime, requests: int
+) -> None:
+    everything, one_repo = f"{base}?days=14", f"{base}?days=14&repo=octo/repo-3"
+    cold, shown = await fetch(session, everything)
+    print(f"\n/dashboard, 14 days, all repositories ({shown:,} judgments in the window)")
+    print(f"  {'cold (computes the view)':<28} {cold:8.1f} ms")
+    warm = await timed_requests(session, everything, requests)
+    print(line("warm", warm))
+    cold_repo, shown_repo = await fetch(session, one_repo)
+    print(f"\n/dashboard, 14 days, octo/repo-3 ({shown_repo:,} judgments)")
+    print(f"  {'cold (computes the view)':<28} {cold_repo:8.1f} ms")
+    print(line("warm", await timed_requests(session, one_repo, requests)))
+
+    fresh = record(10**9, random.Random(1), now).model_copy(update={"timestamp": now})
+    await _append(store, fresh)
+    stale, before = await fetch(session, everything)
+    waited = time.perf_counter()
+    after = before
+    while after == before:
+        await asyncio.sleep(0.05)
+        _, after = await fetch(session, everything)
+    print("\nafter one new record")
+    print(f"  {'next request (stale view)':<28} {stale:8.1f} ms   shows {before:,}")
+    print(f"  {'new record shown after':<28} {(time.perf_counter() - waited) * 1000:8.1f} ms"
+          f"   shows {after:,}")  # fmt: skip
+    median = statistics.median(warm)
+    verdict = "meets" if median < TARGET_MS else "MISSES"
+    print(f"\nwarm median {median:.1f} ms {verdict} the target of {TARGET_MS:.0f} ms")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(main(args.records, args.requests))

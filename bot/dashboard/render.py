@@ -1,0 +1,68 @@
+"""The dashboard's pages, Jinja2 with autoescaping: every stored string (judge text,
+repository names, links) is escaped, and links are http(s) only (`view.web_link`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from bot.dashboard.chart import KINDS
+from bot.dashboard.filters import day_choices
+from bot.dashboard.view import DashboardView
+from bot.pages import TierRow
+from bot.reports.triage_view import when
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("bot", "templates"),
+        autoescape=select_autoescape(["html"]),
+        keep_trailing_newline=True,
+    )
+
+
+def age_text(seconds: float) -> str:
+    """How old the figures are, in words."""
+    if seconds < 2:
+        return "just now"
+    if seconds < 120:
+        return f"{seconds:.0f} seconds ago"
+    return f"{seconds / 60:.0f} minutes ago"
+
+
+def render_dashboard(
+    view: DashboardView, tiers: Sequence[TierRow], age_seconds: float, signed_in: bool
+) -> str:
+    return (
+        _environment()
+        .get_template("dashboard.html")
+        .render(
+            view=view,
+            tiers=tiers,
+            chart=view.chart,
+            kinds=KINDS,
+            days=view.filter.days,
+            since=when(view.since),
+            until=when(view.until),
+            day_choices=day_choices(view.filter.days),
+            age=age_text(age_seconds),
+            signed_in=signed_in,
+        )
+    )
+
+
+def render_sign_in(message: str, problem: str | None = None) -> str:
+    return _environment().get_template("sign_in.html").render(message=message, problem=problem)
+
+
+def render_message(
+    title: str, message: str, *, kind: str = "note", link: str | None = None, link_text: str = ""
+) -> str:
+    return (
+        _environment()
+        .get_template("dashboard_message.html")
+        .render(title=title, message=message, kind=kind, link=link, link_text=link_text)
+    )

@@ -1,0 +1,103 @@
+"""One filter's view: the reports' numbers, shaped for the page."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from bot.dashboard.filters import Filter
+from bot.dashboard.reading import listed_flagged
+from bot.dashboard.view import FLAGGED_SHOWN, Sources, build_view, repositories_of, web_link
+from bot.judge.records import Tier, Verdict
+from bot.reports.facts import facts_of
+from bot.reports.kpis import calibrate
+from bot.reports.thresholds import CalibrationThresholds
+from bot.reports.triage import OpenIssue, Subject, triage
+from bot.storage.base import StoredVerdict
+from tests.reports.seeded import NOW, QUICK, SEEDED, call, day, judgment, sha, stored_of
+
+LIMITS = CalibrationThresholds(_env_file=None)
+
+
+def window(days: int = 14) -> list[StoredVerdict]:
+    return [s for s in stored_of(SEEDED) if s.created_at >= NOW - timedelta(days=days)]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["javascript:alert(1)", "data:text/html,x", "//evil.example", "ftp://x", "", None],
+)
+def test_only_web_addresses_become_links(url: str | None) -> None:
+    assert web_link(url) is None
+
+
+def test_web_addresses_stay() -> None:
+    assert web_link("https://github.com/o/r/pull/1") == "https://github.com/o/r/pull/1"
+    assert web_link("http://ghe.local/o/r") == "http://ghe.local/o/r"
+
+
+def test_the_view_holds_the_reports_numbers() -> None:
+    stored = window()
+    issue = OpenIssue("octo/docs", "octo/docs#3", 12, "https://github.com/octo/docs/issues/12")
+    subjects = {("octo/docs", sha(3)): Subject(7, "javascript:alert(1)")}
+    view = build_view(Sources(stored, subjects, [issue]), Filter(None, 14), LIMITS, NOW)
+    report = triage(stored, now=NOW, days=14, subjects=subjects, open_issues=[issue])
+    facts, _ = facts_of(stored)
+    figures = calibrate(facts, LIMITS, now=NOW, days=14).overall.figures
+    assert view.report.judgments == report.judgments == view.chart.total == 9
+    assert view.report.decisions == report.decisions
+    assert view.flagged_total == len(report.flagged) == 4
+    assert view.overall.judgments == figures.judgments
+    assert view.overall.go == "55.6% 5/9"
+    assert view.overall.ready is False and view.overall.reasons
+    assert [s.scope for s in view.scopes] == ["octo/api", "octo/docs"]
+    assert [m.name for m in view.models] == ["opencode/gpt-5-nano", "opencode/kimi-k2.5-free"]
+    assert view.models[0].availability == "70.0% 7/10"
+    rejected = next(row for row in view.flagged if row.verdict == "reject")
+    assert rejected.change == f"#7 {sha(3)[:7]}" and rejected.link is None
+    assert rejected.override == "accept by @alice"
+    assert view.issues[0].link == issue.url and view.issues[0].number == 12
+    assert view.repositories == ["octo/api", "octo/docs"]
+    assert (view.since, view.until) == (NOW - timedelta(days=14), NOW)
+
+
+def test_one_repository() -> None:
+    view = build_view(Sources(window(), {}, []), Filter("OCTO/API", 14), LIMITS, NOW)
+    assert view.report.judgments == 3
+    assert view.overall.judgments == 3
+    assert view.flagged_total == 1 and view.flagged[0].repository == "octo/api"
+    assert view.repositories == ["octo/api", "octo/docs"]
+
+
+def test_only_the_newest_flagged_rows_are_kept() -> None:
+    many = [
+        judgment("octo/docs", 100 + n, Verdict.REJECT, "NO-GO",
+                 [(Tier.QUICK, QUICK, Verdict.REJECT)], [call(Tier.QUICK, QUICK, 900, 10)],
+                 day(1 + n / 100))
+        for n in range(FLAGGED_SHOWN + 5)
+    ]  # fmt: skip
+    view = build_view(Sources(stored_of(many), {}, []), Filter(None, 14), LIMITS, NOW)
+    assert view.flagged_total == FLAGGED_SHOWN + 5
+    assert len(view.flagged) == len(view.report.flagged) == FLAGGED_SHOWN
+    assert view.flagged[0].when == "2026-02-28 12:00"
+
+
+def test_repositories_offered() -> None:
+    stored = stored_of(
+        [judgment(r, 1, Verdict.ACCEPT, "GO", [], [], day(1)) for r in ("b/x", "A/y", "a/Y", None)]
+    )
+    assert repositories_of(stored, None) == ["A/y", "b/x"]
+    assert repositories_of(stored, "c/z") == ["A/y", "b/x", "c/z"]
+    assert repositories_of([], "B/X") == ["B/X"]
+
+
+def test_links_are_read_for_the_listed_flagged_only() -> None:
+    many = [
+        judgment("octo/docs", 100 + n, Verdict.REJECT, "NO-GO",
+                 [(Tier.QUICK, QUICK, Verdict.REJECT)], [], day(1 + n / 100))
+        for n in range(FLAGGED_SHOWN + 5)
+    ]  # fmt: skip
+    accepted = judgment("octo/docs", 1, Verdict.ACCEPT, "GO", [], [], day(0.1))
+    listed = listed_flagged(stored_of([*many, accepted]))
+    assert [item.task_id for item in listed] == [r.task_id for r in many[:FLAGGED_SHOWN]]
