@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.judge.records import CallStats, RoundRecord, RubricName, Tier, Verdict, VerdictRecord
 from bot.reports.calibration_view import calibration_json, render_calibration
-from bot.reports.cli import collector_paused
 from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate
+from bot.reports.report_cli import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import StoredVerdict
 from bot.storage.sqlite import SqliteStorage

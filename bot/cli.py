@@ -23,7 +23,7 @@ from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
 from bot.judge.terminal import guard_closed_stdout
 from bot.logs import configure_logging
-from bot.reports import cli as reports_cli
+from bot.reports import report_cli
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.storage.base import StorageUnavailable, describe_database
 
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     judge_console.register(commands)
     deliveries_cli.register(commands)
     replay_cli.register(commands)
-    reports_cli.register(commands)
+    report_cli.register(commands)
     return parser
 
 

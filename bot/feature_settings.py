@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from bot.judge.research_settings import ResearchRules, ResearchSettings
 from bot.merging.settings import MergeSettings, default_merge_settings
-from bot.notify.settings import NotifySettings
+from bot.notify.notify_settings import NotifySettings
 from bot.settings import load_judge_section
 
 __all__ = ["FeatureSettings", "load_feature_settings"]

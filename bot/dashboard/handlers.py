@@ -39,7 +39,7 @@ from bot.dashboard.render import render_dashboard, render_message, render_sign_i
 from bot.dashboard.view import DashboardView, build_view
 from bot.judge.tier_status import TierStatus
 from bot.pages import tier_rows
-from bot.reports.cli import collector_paused
+from bot.reports.report_cli import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings, load_judge_section
 from bot.storage.base import Storage

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.judge.records import Verdict, VerdictRecord
-from bot.notify.messages import Notice, NoticeKind
+from bot.notify.notices import Notice, NoticeKind
 from bot.notify.outage import OutageState, observe
 from bot.notify.sender import Notifier
 from bot.storage.base import Storage

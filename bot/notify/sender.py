@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import httpx
 
-from bot.notify.messages import Notice, render
-from bot.notify.settings import NotifySettings
+from bot.notify.notices import Notice, render
+from bot.notify.notify_settings import NotifySettings
 from bot.storage.base import Storage
 
 __all__ = ["SENT_NAMESPACE", "Notifier"]

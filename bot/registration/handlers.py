@@ -42,7 +42,7 @@ from bot.registration.env_file import (
     save_credentials,
 )
 from bot.registration.manifest import ManifestError, find_manifest, load_manifest
-from bot.registration.state import StateCheck, StateSigner
+from bot.registration.state_token import StateCheck, StateSigner
 from bot.settings import Settings
 
 __all__ = ["REGISTRATION", "Registration", "add_registration"]

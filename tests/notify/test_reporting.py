@@ -8,7 +8,8 @@ import httpx
 import pytest
 
 from bot.judge.records import CallStats, Tier, Verdict, VerdictRecord
-from bot.notify.messages import NoticeKind
+from bot.notify.notices import NoticeKind
+from bot.notify.notify_settings import NotifySettings
 from bot.notify.reporting import (
     OUTAGE_KEY,
     OUTAGE_NAMESPACE,
@@ -17,7 +18,6 @@ from bot.notify.reporting import (
     provider_failed,
 )
 from bot.notify.sender import Notifier
-from bot.notify.settings import NotifySettings
 from bot.storage.base import Storage
 from tests.notify.conftest import Receiver
 from tests.support.verdict_builders import WHEN, make_record

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.reports import cli
+from bot.reports import report_cli as cli
 from bot.reports.calibration_view import render_calibration
 from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.registration.state import (
+from bot.registration.state_token import (
     STATE_LIFETIME,
     StateCheck,
     StateSigner,
