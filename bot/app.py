@@ -37,7 +37,7 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.self_check import health_detail, self_check_ctx
 from bot.judge.tier_status import TierBoard, statuses_from_config
-from bot.merging.worker import merge_queue_ctx
+from bot.merging.queue_worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.notify.sender import Notifier
 from bot.pages import render_status_page

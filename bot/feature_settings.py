@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.judge.research_settings import ResearchRules, ResearchSettings
-from bot.merging.settings import MergeSettings, default_merge_settings
+from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.notify.notify_settings import NotifySettings
 from bot.settings import load_judge_section
 

@@ -18,7 +18,7 @@ from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.research_settings import ResearchRules
-from bot.merging.settings import MergeSettings, default_merge_settings
+from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.notify.sender import Notifier
 
 # A repository's `models:` override gets an engine of its own; few repositories override,

@@ -7,7 +7,8 @@
             with human_override=true is appended, the disagreement issue is closed; the
             outcome reaches the merge queue (an accept approves the head)
         override cancel: the judges' verdict and check run come back
-        rerun: judge the head sha again, bypassing the verdict cache
+        rerun: judge the head sha again, bypassing the verdict cache; it also resets the
+            pull request's circuit breakers (merging.breaker_flow)
 
 Edited and deleted comments are ignored (only `created` is routed), and nothing a bot
 says is ever obeyed.
@@ -37,6 +38,7 @@ from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 from bot.judging.target import Target
 from bot.merging import approval as merge_approval
+from bot.merging import breaker_flow
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -219,6 +221,7 @@ async def carry_out(
     elif isinstance(decided, plan.Reply):
         await replies.send(decided.text)
     elif isinstance(decided, plan.Rerun):
+        await breaker_flow.reset(context, decided.target)
         await judge_target(decided.target, context, owner=context.delivery.delivery_id)
     else:
         await apply_override(command, actor, context, replies, decided.state)

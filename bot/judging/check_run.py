@@ -116,7 +116,7 @@ class CheckDetails:
     skipped_by_budget: bool = False
     notes: Sequence[str] = ()
     queue_line: str | None = None
-    """The merge queue's line (already rendered by `bot.merging.messages`) when the
+    """The merge queue's line (already rendered by `bot.merging.merge_notices`) when the
     accept put the pull request in a queue."""
 
 

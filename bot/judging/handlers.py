@@ -11,8 +11,11 @@
         select watched files ── none ──> neutral "nothing to judge"
         fetch every file in one GraphQL query, judge each rubric group
         escalate ──> open / comment / reopen the disagreement issue;  accept ──> close it
+        a pull request's automatic judgment held by loop prevention (a tripped circuit
+            breaker, the cooldown) ──> neutral run saying why and how to go on
         the outcome goes to the merge queue (merging.approval.on_judged): accept may queue
-            the pull request (the run then shows its position), anything else takes it out
+            the pull request (the run then shows its position), anything else takes it out;
+            the judges' non-accepts count toward the circuit breakers
         complete the run (conclusion by verdict and mode), annotations never sent twice
     A delivery on its last attempt that fails still completes its run (neutral), so no
     run is left in progress forever.
@@ -70,6 +73,8 @@ from bot.judging.target import (
     target_from_push,
 )
 from bot.merging import approval as merge_approval
+from bot.merging import breaker_flow
+from bot.merging.breaker import fingerprint
 from bot.services import Services
 from bot.storage.base import Storage
 
@@ -298,6 +303,12 @@ async def _judge_claimed(
         return
 
     files, left_out = await fetch_files(gateway, target, config, gated.selection)
+    content = fingerprint(files)
+    held = await breaker_flow.held(context, target, content)
+    if held is not None:
+        await judged(context, config, target, "skipped")
+        await run.complete(held, verdict="skipped", target=target, mode=mode)
+        return
     directives = await directives_for(target, config, gateway, files)
     records = await judge_groups(
         engine,
@@ -310,7 +321,7 @@ async def _judge_claimed(
     issue_url = await disagreements.reconcile(
         gateway, context.storage, target, records, verdict, run.url, owner=run.owner
     )
-    queue_line = await judged(context, config, target, verdict.value)
+    queue_line = await judged(context, config, target, verdict.value, content, records)
     details = CheckDetails(
         left_out=left_out,
         disagreement_issue_url=issue_url,
@@ -322,12 +333,24 @@ async def _judge_claimed(
 
 
 async def judged(
-    context: Context, config: RepoConfig | None, target: Target, verdict: str
+    context: Context,
+    config: RepoConfig | None,
+    target: Target,
+    verdict: str,
+    content: str | None = None,
+    records: Sequence[VerdictRecord] = (),
 ) -> str | None:
-    """The final outcome goes to the merge queue before the run shows it, so the run can
-    say the queue position; returns that line, if any."""
+    """The final outcome goes to the merge queue (and loop prevention) before the run
+    shows it, so the run can say the queue position or a tripped breaker; returns that
+    line, if any. `content` fingerprints what the judges read."""
     return await merge_approval.on_judged(
-        context, config, target, verdict, actor=f"judge ({context.delivery.delivery_id})"
+        context,
+        config,
+        target,
+        verdict,
+        actor=f"judge ({context.delivery.delivery_id})",
+        content=content,
+        records=records,
     )
 
 

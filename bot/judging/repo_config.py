@@ -239,6 +239,12 @@ class RepoConfig(_Section):
         description="Merge on approve: enabled, method, label, hold_label, "
         "require_human_approval and delete_branch (docs/merge-queue.md).",
     )
+    review: bool | None = Field(
+        default=None,
+        description="Also submit the outcome at a pull request's head as a review: APPROVE "
+        "on accept, REQUEST_CHANGES with the improvements on improve or reject, COMMENT on "
+        "escalate. Unset: the installation default (JUDGE_REVIEW, itself off).",
+    )
     research: ResearchOverrides = Field(
         default=ResearchOverrides(),
         description="Thresholds of the research rubric for this repository (the "

@@ -4,7 +4,8 @@ that change whether it belongs there.
 `on_judged` is the one entry point for a final outcome at a sha (the judges' verdict or a
 human override): judging calls it before it completes the `judge` check run, so the run
 can show the queue position, and commands call it after an override. Anything else that
-must react to a judged outcome (circuit breakers, reviews) plugs in here.
+must react to a judged outcome plugs in here: the circuit breakers (`breaker_flow`) and
+review mode (`bot.reviews`) do.
 
     on_judged: non-accept ──> the pull request's entry for that sha leaves
                accept ──────> fetch the pull request ─> `eligibility` ─> enter / stay / leave
@@ -14,13 +15,15 @@ must react to a judged outcome (circuit breakers, reviews) plugs in here.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
+from bot.judge.records import VerdictRecord
 from bot.judging.repo_config import RepoConfig
 from bot.judging.target import Target
-from bot.merging import messages
+from bot.merging import breaker_flow, merge_notices
 from bot.merging.eligibility import (
     Eligible,
     MergePolicy,
@@ -33,6 +36,7 @@ from bot.merging.eligibility import (
     merge_policy,
 )
 from bot.merging.github_calls import MergeCalls
+from bot.reviews.submit import submit_review
 from bot.storage.base import MergeStatus, NewMergeEntry
 
 log = logging.getLogger(__name__)
@@ -47,7 +51,7 @@ class Admission:
     entered: bool = False
 
     def check_run_line(self) -> str | None:
-        return None if self.position is None else messages.queue_line(self.base, self.position)
+        return None if self.position is None else merge_notices.queue_line(self.base, self.position)
 
 
 def queue_key(repository: str) -> str:
@@ -62,11 +66,17 @@ async def on_judged(
     verdict: str,
     *,
     actor: str,
+    content: str | None = None,
+    records: Sequence[VerdictRecord] = (),
 ) -> str | None:
     """A final outcome at `target.head_sha`; returns the line for the `judge` check run
-    when the pull request is (still) queued."""
+    when the pull request is (still) queued or the outcome tripped a circuit breaker.
+    `content` fingerprints what the judges read (None for a person's decision)."""
     if target.pull_number is None:
         return None
+    tripped = await breaker_flow.record(context, target, verdict, content)
+    decided_by = None if actor.startswith("judge (") else actor  # logins have no spaces
+    await submit_review(context, config, target, verdict, records, decided_by=decided_by)
     storage = context.storage
     repository = queue_key(target.repository)
     if not is_approval(verdict):
@@ -80,7 +90,7 @@ async def on_judged(
                 reason=f"judged {verdict} at {target.head_sha[:7]}",
                 now=context.clock(),
             )
-        return None
+        return tripped
     services = context.services
     policy = merge_policy(None if config is None else config.merge, services.merge.merge_on_approve)
     if not policy.enabled:
@@ -164,7 +174,7 @@ async def admit(
     if active is None:
         await calls.comment(
             pull.number,
-            messages.entered(pull.base_ref, position, decision.sha, method, policy.hold_label),
+            merge_notices.entered(pull.base_ref, position, decision.sha, method, policy.hold_label),
         )
     return Admission(position, pull.base_ref, entered=active is None)
 

@@ -17,10 +17,10 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.merging import messages
+from bot.merging import merge_notices
 from bot.merging.eligibility import PullFacts
 from bot.merging.github_calls import MergeCalls
-from bot.merging.settings import MergeSettings
+from bot.merging.merge_settings import MergeSettings
 from bot.merging.step import (
     Drop,
     Escalate,
@@ -34,6 +34,8 @@ from bot.merging.step import (
     decide_step,
 )
 from bot.merging.transitions import awaiting_judgment, settle_for
+from bot.notify.notices import Notice, NoticeKind
+from bot.notify.sender import Notifier
 from bot.services import Services
 from bot.storage.base import MergeEntry, Storage
 
@@ -93,6 +95,8 @@ async def run_step(
         )
         return None
     await tell(calls, entry, pull, outcome)
+    if isinstance(outcome, Escalate):
+        notify_escalation(services.notifier, entry, outcome)
     return outcome
 
 
@@ -105,12 +109,30 @@ async def tell(calls: MergeCalls, entry: MergeEntry, pull: PullFacts, outcome: O
             deleted = await calls.delete_branch(pull.head_ref)
         await calls.comment(
             entry.pull_number,
-            messages.merged(
+            merge_notices.merged(
                 entry.judged_sha or pull.head_sha, entry.base_branch, entry.method, deleted
             ),
         )
     elif isinstance(outcome, Escalate):
         await calls.add_labels(entry.pull_number, [outcome.label])
         await calls.comment(
-            entry.pull_number, messages.escalated(outcome.reason, outcome.label, entry.base_branch)
+            entry.pull_number,
+            merge_notices.escalated(outcome.reason, outcome.label, entry.base_branch),
         )
+
+
+def notify_escalation(notifier: Notifier | None, entry: MergeEntry, outcome: Escalate) -> None:
+    """One notice per escalated judgment (a retried step meets the same key)."""
+    if notifier is None:
+        return
+    where = f"{entry.repository}#{entry.pull_number}"
+    sha = entry.judged_sha or ""
+    notifier.post(
+        Notice(
+            kind=NoticeKind.MERGE_ESCALATION,
+            key=f"merge-escalation:{where}:{sha}",
+            summary=f"{where} left the merge queue for {entry.base_branch}: {outcome.reason}",
+            repository=entry.repository,
+            facts={"pull_request": where, "judged_sha": sha, "label": outcome.label},
+        )
+    )

@@ -113,6 +113,17 @@ class MergeCalls:
             data={"labels": list(labels)},
         )
 
+    async def remove_label(self, number: int, label: str) -> None:
+        """Take `label` off; one already gone is no error."""
+        try:
+            await self.client.delete(
+                "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}",
+                self._vars(issue_number=number, name=label),
+            )
+        except BadRequest as exc:
+            if exc.status_code != 404:
+                raise
+
     async def delete_branch(self, branch: str) -> bool:
         """Delete `refs/heads/<branch>`; False when GitHub refuses (protected, gone)."""
         try:

@@ -401,7 +401,7 @@ def test_docs_mention_every_key_and_default() -> None:
             keys += [f"{name}.{sub}" for sub in section["properties"]]
         else:
             keys.append(name)
-    assert len(keys) == 28
+    assert len(keys) == 29
     for key in keys:
         assert f"| `{key}` |" in doc, key
     for glob in DEFAULT_INCLUDE:

@@ -19,8 +19,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import SERVICES, create_app
 from bot.github.client import GitHubApp
-from bot.merging.settings import MergeSettings
-from bot.merging.worker import merge_queue_ctx
+from bot.merging.merge_settings import MergeSettings
+from bot.merging.queue_worker import merge_queue_ctx
 from bot.storage import storage_from_url
 from bot.storage.base import MergeEvent, MergeStatus, Storage
 from tests.support.app_helpers import make_settings

@@ -7,7 +7,7 @@ from pydantic_settings import BaseSettings
 
 from bot.judge.config import JudgeConfig
 from bot.judge.research_settings import ResearchSettings
-from bot.merging.settings import MergeSettings
+from bot.merging.merge_settings import MergeSettings
 from bot.notify.notify_settings import NotifySettings
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings

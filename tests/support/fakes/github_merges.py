@@ -1,5 +1,7 @@
 """The fake GitHub: merging pull requests (merge, update-branch, reviews), as GitHub does.
 
+* Reviews: listed, and submitted by the App (`APPROVE`, `REQUEST_CHANGES`, `COMMENT`).
+
 * `mergeable` is null for `unknown_reads` reads after a push (GitHub computes it in the
   background), then true (`clean`), `blocked` while a required check or review is
   missing (`checks_pending`), `behind` when the base requires an up-to-date branch
@@ -49,6 +51,7 @@ class MergeHandlers:
             "pulls/merge": self._merge,
             "pulls/update-branch": self._update_branch,
             "pulls/list-reviews": self._list_reviews,
+            "pulls/create-review": self._create_review,
         }
 
     # -- state, as GitHub computes it ---------------------------------------------------
@@ -197,3 +200,31 @@ class MergeHandlers:
         repo, pull = self._pull_for(incoming)
         items = [self.shapes.review_json(repo, pull, review) for review in pull.reviews]
         return Reply(200, items)
+
+    async def _create_review(self, incoming: Incoming) -> Reply:
+        """A submitted review by the App (pending reviews and inline comments are not
+        modelled); 422 on the App's own pull request, as GitHub refuses self-review."""
+        repo, pull = self._pull_for(incoming)
+        fields = incoming.json or {}
+        event = fields.get("event")
+        states = {
+            "APPROVE": "APPROVED",
+            "REQUEST_CHANGES": "CHANGES_REQUESTED",
+            "COMMENT": "COMMENTED",
+        }
+        if event not in states:
+            raise FakeGitHubError(422, "Unprocessable Entity: a pending review is not modelled")
+        login = f"{self.fake.app_slug}[bot]"
+        if repo.issues[pull.number].author == login:
+            raise FakeGitHubError(422, "Can not approve your own pull request")
+        commit = str(fields.get("commit_id") or pull.head_sha)
+        review = Review(
+            self.fake._new_id(),
+            login,
+            states[event],
+            commit,
+            self.fake.clock(),
+            fields.get("body") or "",
+        )
+        pull.reviews.append(review)
+        return Reply(200, self.shapes.review_json(repo, pull, review))

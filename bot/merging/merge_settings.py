@@ -79,6 +79,12 @@ class MergeSettings(BaseSettings):
         description="After a non-accept judgment, the pull request's next push is judged "
         "again automatically (true) rather than only on a person's `/judge rerun` (false).",
     )
+    review: bool = Field(
+        default=False,
+        description="Also submit each final outcome at a pull request's head as a review: "
+        "APPROVE on accept, REQUEST_CHANGES with the improvements on improve or reject, "
+        "COMMENT on escalate. A repository's `review` in .github/judge.yml overrides it.",
+    )
 
     @property
     def retry_delay(self) -> timedelta:

@@ -26,7 +26,7 @@ from aiohttp import web
 
 from bot.github.client import RateLimited
 from bot.merging.driver import run_step
-from bot.merging.settings import MergeSettings, default_merge_settings
+from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.services import ServiceHub
 from bot.storage.base import MergeEntry, MergeSettle, MergeStatus, Storage
 

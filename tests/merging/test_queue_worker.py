@@ -13,10 +13,10 @@ from aiohttp import web
 from bot.app import SERVICES
 from bot.github.client import GitHubApp
 from bot.merging.github_calls import first_allowed_method
-from bot.merging.messages import escalated, merged, queue_line
-from bot.merging.settings import MergeSettings, default_merge_settings
+from bot.merging.merge_notices import escalated, merged, queue_line
+from bot.merging.merge_settings import MergeSettings, default_merge_settings
+from bot.merging.queue_worker import MergeQueueWorker, merge_queue_ctx
 from bot.merging.step import CONFLICT_LABEL, FAILED_LABEL
-from bot.merging.worker import MergeQueueWorker, merge_queue_ctx
 from bot.services import ServiceHub
 from bot.storage.base import MergeStatus, NewMergeEntry, Storage
 from tests.support.fakes.github_server import FakeGitHub
