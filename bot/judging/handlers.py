@@ -75,6 +75,7 @@ from bot.judging.target import (
 from bot.merging import approval as merge_approval
 from bot.merging import breaker_flow
 from bot.merging.breaker import fingerprint
+from bot.notify.reporting import note_judgment
 from bot.services import Services
 from bot.storage.base import Storage
 
@@ -319,8 +320,16 @@ async def _judge_claimed(
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(
-        gateway, context.storage, target, records, verdict, run.url, owner=run.owner
+        gateway,
+        context.storage,
+        target,
+        records,
+        verdict,
+        run.url,
+        owner=run.owner,
+        notifier=services.notifier,
     )
+    await note_judgment(services.notifier, context.storage, records)
     queue_line = await judged(context, config, target, verdict.value, content, records)
     details = CheckDetails(
         left_out=left_out,

@@ -23,6 +23,7 @@ from aiohttp.test_utils import TestClient
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
+from bot.feature_settings import FeatureSettings
 from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.storage import storage_from_url
@@ -312,6 +313,8 @@ async def harness(
     fake: FakeGitHub,
     github_app: GitHubApp,
     llm: FakeOpenAIServer,
+    *,
+    features: FeatureSettings | None = None,
     **config_overrides: Any,
 ) -> AsyncIterator[Harness]:
     settings = make_settings(
@@ -319,10 +322,13 @@ async def harness(
     )
     store = storage_from_url(settings.database_url)
     config = judge_config(llm, **config_overrides)
-    async with running_app(settings, storage=store, github=github_app, judge_config=config) as (
-        client,
-        app,
-    ):
+    async with running_app(
+        settings,
+        storage=store,
+        github=github_app,
+        judge_config=config,
+        features=features or FeatureSettings(),
+    ) as (client, app):
         yield Harness(client, app, store, fake, llm, settings.webhook_path)
 
 
