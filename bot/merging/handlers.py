@@ -8,6 +8,9 @@ queue, or makes a waiting head worth another look.
     pull_request labeled/unlabeled ──── hold label or merge label: admit again (enter/leave)
     pull_request_review submitted/dismissed ── admit again (human approval), nudge
     check_suite / check_run completed, status, push ── nudge the repository's queues
+    merge_group checks_requested ── the `judge` run on the group's head (`merge_group`):
+        its pull requests' accepts carried over, or the group's change judged
+    merge_group destroyed ─────────── forget the group's sha, unless it was merged
 
 A nudge makes the pending heads due now and rings the worker (`worker`); the retry
 delay is only the fallback when GitHub says nothing. Steps run in the worker, never here.
@@ -16,19 +19,42 @@ delay is only the fallback when GitHub says nothing. Steps run in the worker, ne
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
+from bot.disagreement.issue import task_ref
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
+from bot.judging import rules
+from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
-from bot.judging.state import load_state, state_key
+from bot.judging.handlers import judge_target
+from bot.judging.repo_config import RepoConfig
+from bot.judging.run_handle import (
+    CREATOR_NAMESPACE,
+    RUN_NAMESPACE,
+    Abandoned,
+    RunHandle,
+    already_completed,
+    claim,
+)
+from bot.judging.run_notices import render_nothing_to_judge
+from bot.judging.state import STATE_NAMESPACE, ShaState, load_state, state_key
+from bot.judging.target import Target
 from bot.merging.approval import admit, queue_key
 from bot.merging.eligibility import PullFacts, is_approval, merge_policy
 from bot.merging.github_calls import MergeCalls
+from bot.merging.merge_group import (
+    GroupPlan,
+    GroupPull,
+    decide_group,
+    pass_summary,
+    queued_pulls,
+)
 from bot.storage.base import MergeStatus
 
 log = logging.getLogger(__name__)
@@ -169,3 +195,119 @@ async def on_admission_change(event: Event, context: Context) -> None:
 async def on_github_change(event: Event, context: Context) -> None:
     """Checks finished or a branch moved: waiting heads may be mergeable now."""
     await _nudge(context, event.data)
+
+
+# -- GitHub's merge queue -------------------------------------------------------------
+
+
+def _final_verdict(state: ShaState | None) -> str | None:
+    if state is None:
+        return None
+    return state.verdict if state.override is None else state.override.verdict.value
+
+
+def _group_target(data: dict[str, Any], installation_id: int) -> Target:
+    group = data["merge_group"]
+    repository = data["repository"]
+    head = str(group["head_sha"])
+    message = str((group.get("head_commit") or {}).get("message") or "")
+    url = repository.get("html_url")
+    return Target(
+        repository=str(repository["full_name"]),
+        installation_id=installation_id,
+        head_sha=head,
+        default_branch=str(repository.get("default_branch") or "main"),
+        task=task_ref(str(repository["full_name"]), sha=head),
+        trigger="merge_group.checks_requested",
+        title=(message.splitlines() or [""])[0],
+        body=message,
+        compare_base=str(group["base_sha"]),
+        html_url=str(url).rstrip("/") if isinstance(url, str) and url else None,
+    )
+
+
+async def _group_pulls(
+    context: Context, gateway: RepoGateway, calls: MergeCalls, numbers: tuple[int, ...]
+) -> list[GroupPull]:
+    pulls = []
+    for number in numbers:
+        head = str((await calls.pull(number))["head"]["sha"])
+        state = await load_state(context.storage, state_key(gateway.full_name, head))
+        verdict = _final_verdict(state)
+        changed = tuple(await gateway.pull_files(number)) if verdict == "accept" else ()
+        pulls.append(GroupPull(number, head, verdict, changed))
+    return pulls
+
+
+async def _complete_without_judges(
+    context: Context, gateway: RepoGateway, target: Target, output: CheckRunOutput, verdict: str
+) -> None:
+    """The group's run, claimed and completed like any judged sha, with no model asked."""
+    key = state_key(target.repository, target.head_sha)
+    owner = context.delivery.delivery_id
+    state = await claim(context.storage, key, target, owner=owner, explicit=False)
+    if state is None or already_completed(state, owner):
+        return
+    app_id = context.services.github.app_id
+    run = RunHandle(gateway, context.storage, key, state, owner, app_id=app_id)
+    try:
+        await run.complete(output, verdict=verdict, target=target)
+    except Abandoned:
+        log.info("merge group %s was taken over", target.head_sha, extra=context.log_extra())
+
+
+@router.register("merge_group", action="checks_requested")
+async def on_merge_group(event: Event, context: Context) -> None:
+    """Required checks must report on merge groups, or the queue waits for ever."""
+    if context.installation_id is None:
+        return
+    group = event.data["merge_group"]
+    target = _group_target(event.data, context.installation_id)
+    client = await context.services.github.installation_client(context.installation_id)
+    gateway = RepoGateway(client, target.repository)
+    config = await _config_or_none(context, gateway, target.default_branch)
+    changed, commits = await gateway.compare(str(group["base_sha"]), target.head_sha)
+    target = replace(target, changed=tuple(changed), commits=tuple(commits))
+    if config is None:
+        await judge_target(target, context, owner=context.delivery.delivery_id)
+        return
+    calls = MergeCalls(client, target.repository)
+    pulls = await _group_pulls(context, gateway, calls, queued_pulls(str(group["head_ref"])))
+    decision = decide_group(config, pulls, changed)
+    if decision.plan is GroupPlan.PASS:
+        title, summary = pass_summary(pulls, target.head_sha)
+        output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
+        await _complete_without_judges(context, gateway, target, output, "accept")
+    elif decision.plan is GroupPlan.NOTHING or rules.push_needs_no_run(config, target):
+        output = render_nothing_to_judge("the merge group changes no watched file")
+        await _complete_without_judges(context, gateway, target, output, "skipped")
+    else:
+        await judge_target(target, context, owner=context.delivery.delivery_id)
+
+
+async def _config_or_none(
+    context: Context, gateway: RepoGateway, default_branch: str
+) -> RepoConfig | None:
+    """None for an invalid `.github/judge.yml`: the judging flow then shows its error."""
+    try:
+        return await load_repo_config(
+            gateway,
+            context.storage,
+            default_branch,
+            context.clock(),
+            allowed_models=context.services.judge_config.allowed_models,
+        )
+    except RepoConfigError:
+        return None
+
+
+@router.register("merge_group", action="destroyed")
+async def on_merge_group_destroyed(event: Event, context: Context) -> None:
+    """A group that was merged is the base branch's new commit: its run and verdict stay,
+    so the push of that commit is not judged again. Any other group's commit is gone."""
+    if event.data.get("reason") == "merged":
+        return
+    repository = str(event.data["repository"]["full_name"])
+    key = state_key(repository, str(event.data["merge_group"]["head_sha"]))
+    for namespace in (STATE_NAMESPACE, RUN_NAMESPACE, CREATOR_NAMESPACE):
+        await context.storage.kv_delete(namespace, key)

@@ -65,3 +65,27 @@ def review_body(
     if run_url:
         lines += ["", f"Details: {run_url}"]
     return finish("\n".join(lines), REVIEW_LIMIT)
+
+
+# GitHub dismisses only these; a COMMENTED review cannot be dismissed (422).
+DISMISSABLE_STATES = frozenset({"APPROVED", "CHANGES_REQUESTED"})
+REPLACING_EVENTS = frozenset({"APPROVE", "REQUEST_CHANGES"})
+
+
+def replaces_earlier(event: ReviewEvent) -> bool:
+    """Only a new verdict replaces the App's earlier one; an escalation's COMMENT leaves
+    it standing until a person decides."""
+    return event in REPLACING_EVENTS
+
+
+def reviews_to_dismiss(
+    reviews: Iterable[tuple[int, str]], submitted_by_app: Iterable[int], newest: int
+) -> list[int]:
+    """Ids of the App's own earlier reviews GitHub can still dismiss, from the pull
+    request's (id, state) reviews."""
+    ours = set(submitted_by_app) - {newest}
+    return [rid for rid, state in reviews if rid in ours and state in DISMISSABLE_STATES]
+
+
+def dismissal_message(verdict: str, sha: str) -> str:
+    return f"Replaced by judge-bot's newer verdict {verdict} at {short_sha(sha)}."

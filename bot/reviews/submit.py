@@ -4,24 +4,40 @@ Called from `merging.approval.on_judged`, so a judged verdict and a person's ove
 both reach it. A review is claimed in storage before it is sent, so a retried delivery
 does not submit it twice; a send that fails gives the claim back and raises (the
 delivery is retried). GitHub refusing it (422: the App's own pull request) is logged.
+
+The ids of the App's submitted reviews are kept per pull request, so a new verdict
+dismisses exactly the App's own earlier APPROVE / REQUEST_CHANGES (never a person's).
+A dismissal GitHub refuses or that fails is logged: the new review already stands.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
-from gidgethub import BadRequest
+import aiohttp
+from gidgethub import BadRequest, GitHubException
+from gidgethub.abc import GitHubAPI
 
 from bot.intake.dispatch import Context
 from bot.judge.records import VerdictRecord
 from bot.judging.repo_config import RepoConfig
 from bot.judging.target import Target
-from bot.reviews.decision import improvements_of, review_body, review_enabled, review_event
+from bot.reviews.decision import (
+    dismissal_message,
+    improvements_of,
+    replaces_earlier,
+    review_body,
+    review_enabled,
+    review_event,
+    reviews_to_dismiss,
+)
 
 log = logging.getLogger(__name__)
 
 SUBMITTED = "review-submitted"
+REVIEW_IDS = "review-ids"
 
 
 async def submit_review(
@@ -47,7 +63,7 @@ async def submit_review(
     client = await context.services.github.installation_client(target.installation_id)
     owner, name = target.repository.split("/", 1)
     try:
-        await client.post(
+        answer = await client.post(
             "/repos/{owner}/{repo}/pulls/{pull_number}/reviews",
             {"owner": owner, "repo": name, "pull_number": target.pull_number},
             data={"commit_id": target.head_sha, "event": event, "body": body},
@@ -58,4 +74,47 @@ async def submit_review(
             return False
         await context.storage.kv_delete(SUBMITTED, key)
         raise
+    ids_key = f"{target.repository.lower()}#{target.pull_number}"
+    earlier = await context.storage.kv_get(REVIEW_IDS, ids_key) or {}
+    ours = [int(rid) for rid in earlier.get("ids", [])]
+    newest = int(answer["id"])
+    await context.storage.kv_put(REVIEW_IDS, ids_key, {"ids": [*ours, newest][-50:]})
+    if replaces_earlier(event) and ours:
+        calls = _PullReviews(client, owner, name, target.pull_number)
+        await _dismiss_earlier(
+            context, calls, ours, newest, dismissal_message(verdict, target.head_sha)
+        )
     return True
+
+
+class _PullReviews:
+    def __init__(self, client: GitHubAPI, owner: str, repo: str, number: int) -> None:
+        self.client = client
+        self.vars: dict[str, Any] = {"owner": owner, "repo": repo, "pull_number": number}
+
+    async def states(self) -> list[tuple[int, str]]:
+        return [
+            (int(item["id"]), str(item["state"]))
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/pulls/{pull_number}/reviews{?per_page}",
+                {**self.vars, "per_page": 100},
+            )
+        ]
+
+    async def dismiss(self, review_id: int, message: str) -> None:
+        await self.client.put(
+            "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/dismissals",
+            {**self.vars, "review_id": review_id},
+            data={"message": message, "event": "DISMISS"},
+        )
+
+
+async def _dismiss_earlier(
+    context: Context, calls: _PullReviews, ours: list[int], newest: int, message: str
+) -> None:
+    try:
+        for review_id in reviews_to_dismiss(await calls.states(), ours, newest):
+            await calls.dismiss(review_id, message)
+    except (GitHubException, aiohttp.ClientError, TimeoutError) as exc:
+        # the new review stands; a stale one left is only untidy
+        log.warning("earlier review not dismissed: %s", exc, extra=context.log_extra())

@@ -19,7 +19,15 @@ from bot.registration.manifest import (
 from bot.routing import build_router
 
 # Actions that matter to some handler, to ask the router whether an event is handled at all.
-EVENT_ACTIONS = (None, "opened", "created", "completed", "submitted", "rerequested")
+EVENT_ACTIONS = (
+    None,
+    "opened",
+    "created",
+    "completed",
+    "submitted",
+    "rerequested",
+    "checks_requested",
+)
 CHECKOUT_MANIFEST = Path(__file__).resolve().parents[2] / MANIFEST_FILE
 ADDRESSES = addresses_for(
     base_url="https://judge.example.com",
@@ -52,6 +60,7 @@ def test_the_checkout_manifest_keeps_to_what_the_code_uses() -> None:
         "push",
         "pull_request_review",
         "status",
+        "merge_group",
     ]
     router = build_router()
     unhandled = [

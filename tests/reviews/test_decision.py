@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bot.reviews.decision import (
     MAX_IMPROVEMENTS,
+    dismissal_message,
     improvements_of,
+    replaces_earlier,
     review_body,
     review_enabled,
     review_event,
+    reviews_to_dismiss,
 )
 from tests.support.verdict_builders import make_record as record
 
@@ -64,3 +69,39 @@ def test_untrusted_improvements_cannot_break_out_of_their_bullet() -> None:
     body = review_body("improve", SHA, ["# heading\n<script>x</script> @someone"])
     line = next(line for line in body.splitlines() if line.startswith("- "))
     assert "\n" not in line and "<script>" not in body
+
+
+@pytest.mark.parametrize(
+    ("event", "replaces"),
+    [("APPROVE", True), ("REQUEST_CHANGES", True), ("COMMENT", False)],
+)
+def test_only_a_verdict_replaces_the_earlier_review(event: Any, replaces: bool) -> None:
+    assert replaces_earlier(event) is replaces
+
+
+@pytest.mark.parametrize(
+    ("reviews", "ours", "newest", "dismissed"),
+    [
+        ([], [], 9, []),
+        ([(1, "APPROVED"), (9, "APPROVED")], [1, 9], 9, [1]),
+        ([(1, "CHANGES_REQUESTED"), (9, "APPROVED")], [1], 9, [1]),
+        # A COMMENTED or already DISMISSED review cannot be dismissed (GitHub: 422).
+        ([(1, "COMMENTED"), (2, "DISMISSED"), (9, "APPROVED")], [1, 2], 9, []),
+        # A person's review (an id the App never submitted) is never touched.
+        ([(5, "APPROVED"), (9, "CHANGES_REQUESTED")], [], 9, []),
+        ([(5, "APPROVED"), (6, "CHANGES_REQUESTED"), (9, "APPROVED")], [6], 9, [6]),
+        # An id stored but no longer listed (deleted pending review) is skipped.
+        ([(9, "APPROVED")], [3], 9, []),
+    ],
+)
+def test_reviews_to_dismiss(
+    reviews: list[tuple[int, str]], ours: list[int], newest: int, dismissed: list[int]
+) -> None:
+    assert reviews_to_dismiss(reviews, ours, newest) == dismissed
+
+
+def test_dismissal_message_names_the_newer_verdict() -> None:
+    assert (
+        dismissal_message("accept", SHA)
+        == "Replaced by judge-bot's newer verdict accept at aaaaaaa."
+    )

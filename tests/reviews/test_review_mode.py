@@ -13,6 +13,7 @@ from bot.github.client import GitHubApp
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.flow_helpers import (
+    ACCEPT,
     DEEP,
     IMPROVE,
     QUICK,
@@ -26,7 +27,7 @@ from tests.support.flow_helpers import (
     rejected_pull,
     scores,
 )
-from tests.support.merge_helpers import accepted_pull, fast_settings, merge_harness
+from tests.support.merge_helpers import accepted_pull, fast_settings, merge_harness, pr_event
 
 pytestmark = pytest.mark.usefixtures("fake_github")
 APP = "judge-bot[bot]"
@@ -131,3 +132,39 @@ async def test_a_failed_submission_is_retried_with_the_delivery(make_bot: Any) -
         number, sha = await accepted_pull(bot)
         [review] = reviews(bot, number)
         assert (review.state, review.commit_id) == ("APPROVED", sha)
+
+
+async def test_a_new_verdict_dismisses_the_apps_earlier_review(make_bot: Any) -> None:
+    async with make_bot(review=True) as bot:
+        number, old = await rejected_pull(bot)
+        bot.fake.merges.add_review(REPO, number, "maintainer", "CHANGES_REQUESTED")
+        bot.llm.script(QUICK, scores(*ACCEPT))
+        new = bot.fake.merges.push(REPO, number, {"docs/notes.md": "# Notes\n\nSourced.\n"})
+        await bot.send("pull_request", pr_event(bot.fake, "synchronize", number, before=old))
+        rejected, approved = reviews(bot, number)
+        assert (rejected.state, rejected.commit_id) == ("DISMISSED", old)
+        assert rejected.dismissal == f"Replaced by judge-bot's newer verdict accept at {new[:7]}."
+        assert (approved.state, approved.commit_id) == ("APPROVED", new)
+        # A person's review is theirs to keep.
+        [person] = [r for r in bot.fake.repo(REPO).pulls[number].reviews if r.login != APP]
+        assert person.state == "CHANGES_REQUESTED"
+
+
+async def test_an_escalation_leaves_the_earlier_verdict_standing(make_bot: Any) -> None:
+    async with make_bot(review=True) as bot:
+        number, old = await rejected_pull(bot)
+        bot.llm.script(QUICK, scores(*IMPROVE))
+        bot.llm.script(DEEP, scores(*IMPROVE))
+        bot.fake.merges.push(REPO, number, {"docs/notes.md": "# Notes\n\nmaybe\n"})
+        await bot.send("pull_request", pr_event(bot.fake, "synchronize", number, before=old))
+        assert [r.state for r in reviews(bot, number)] == ["CHANGES_REQUESTED", "COMMENTED"]
+
+
+async def test_a_refused_dismissal_still_leaves_the_new_review(make_bot: Any) -> None:
+    async with make_bot(review=True) as bot:
+        number, old = await rejected_pull(bot)
+        bot.fake.inject("pulls/dismiss-review", status=422, times=1)
+        bot.llm.script(QUICK, scores(*ACCEPT))
+        bot.fake.merges.push(REPO, number, {"docs/notes.md": "# Notes\n\nSourced.\n"})
+        await bot.send("pull_request", pr_event(bot.fake, "synchronize", number, before=old))
+        assert [r.state for r in reviews(bot, number)] == ["CHANGES_REQUESTED", "APPROVED"]

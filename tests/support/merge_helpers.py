@@ -210,3 +210,46 @@ async def until_comment(bot: Harness, number: int, fragment: str) -> str:
 
     await wait_for(posted, what=f"a comment with {fragment!r}")
     return found[0]
+
+
+def queue_group(fake: FakeGitHub, number: int, extra: dict[str, str | None] | None = None) -> str:
+    """The merge group GitHub's merge queue builds for one pull request: its head merged
+    onto the base branch (plus `extra`, what the merge brings besides), on the queue's
+    read-only branch. Returns the group's head sha."""
+    repo = fake.repo(REPO)
+    pull = repo.pulls[number]
+    base = repo.branches[pull.base_ref]
+    return fake.add_commit(
+        repo,
+        {**fake.merges.pull_changes(repo, number), **(extra or {})},
+        message=f"Merge pull request #{number}",
+        author="web-flow",
+        parents=[base, pull.head_sha],
+        branch=f"gh-readonly-queue/{pull.base_ref}/pr-{number}-{base}",
+    )
+
+
+def merge_group_event(
+    fake: FakeGitHub, action: str, number: int, head_sha: str, reason: str | None = None
+) -> dict[str, Any]:
+    """A `merge_group` webhook for the group `queue_group` made."""
+    data: dict[str, Any] = json.loads(example("merge_group", "checks_requested"))
+    pr = pull_request_payload(fake, "opened", number)
+    pull = fake.repo(REPO).pulls[number]
+    base = fake.repo(REPO).commits[head_sha].parents[0]
+    data["action"] = action
+    data["repository"] = pr["repository"]
+    data["installation"] = pr["installation"]
+    group = data["merge_group"]
+    group.update(
+        head_sha=head_sha,
+        head_ref=f"refs/heads/gh-readonly-queue/{pull.base_ref}/pr-{number}-{base}",
+        base_sha=base,
+        base_ref=f"refs/heads/{pull.base_ref}",
+    )
+    group["head_commit"]["id"] = head_sha
+    group["head_commit"]["message"] = f"Merge pull request #{number}"
+    if reason is not None:
+        data["reason"] = reason
+    validate_payload("merge_group", data)
+    return data

@@ -1,6 +1,7 @@
 """The fake GitHub: merging pull requests (merge, update-branch, reviews), as GitHub does.
 
-* Reviews: listed, and submitted by the App (`APPROVE`, `REQUEST_CHANGES`, `COMMENT`).
+* Reviews: listed, and submitted by the App (`APPROVE`, `REQUEST_CHANGES`, `COMMENT`);
+  dismissed (state `DISMISSED`), 422 for one that is not APPROVED / CHANGES_REQUESTED.
 
 * `mergeable` is null for `unknown_reads` reads after a push (GitHub computes it in the
   background), then true (`clean`), `blocked` while a required check or review is
@@ -52,6 +53,7 @@ class MergeHandlers:
             "pulls/update-branch": self._update_branch,
             "pulls/list-reviews": self._list_reviews,
             "pulls/create-review": self._create_review,
+            "pulls/dismiss-review": self._dismiss_review,
         }
 
     # -- state, as GitHub computes it ---------------------------------------------------
@@ -97,6 +99,12 @@ class MergeHandlers:
         pull.head_sha = sha
         pull.unknown_reads = self.unknown_reads_after_push
         return sha
+
+    def pull_changes(self, repo: Repo, number: int) -> dict[str, str | None]:
+        """What the pull request changes since it parted from its base (a merge's diff)."""
+        pull = repo.pulls[number]
+        fork_point = repo.merge_base(repo.branches[pull.base_ref], pull.head_sha)
+        return self._changes(repo, fork_point, pull.head_sha)
 
     # -- operations -------------------------------------------------------------------
 
@@ -227,4 +235,16 @@ class MergeHandlers:
             fields.get("body") or "",
         )
         pull.reviews.append(review)
+        return Reply(200, self.shapes.review_json(repo, pull, review))
+
+    async def _dismiss_review(self, incoming: Incoming) -> Reply:
+        repo, pull = self._pull_for(incoming)
+        wanted = int(incoming.params["review_id"])
+        review = next((r for r in pull.reviews if r.id == wanted), None)
+        if review is None:
+            raise FakeGitHubError(404, "Not Found")
+        if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
+            raise FakeGitHubError(422, "Can not dismiss a commented pull request review")
+        review.state = "DISMISSED"
+        review.dismissal = str((incoming.json or {}).get("message") or "")
         return Reply(200, self.shapes.review_json(repo, pull, review))

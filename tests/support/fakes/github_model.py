@@ -68,6 +68,8 @@ class Review:
     commit_id: str
     submitted_at: datetime
     body: str = ""
+    dismissal: str = ""
+    """The message a dismissal gave (GitHub shows it on the timeline, not in the review)."""
 
 
 @dataclass

@@ -1,0 +1,166 @@
+"""GitHub's merge queue end to end: `merge_group` webhooks -> the `judge` run on the
+group's head sha at the fake GitHub, with or without asking the model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.github.client import GitHubApp
+from bot.judging.run_handle import RUN_NAMESPACE
+from bot.judging.state import STATE_NAMESPACE, load_state, state_key
+from tests.support.fakes.github_server import FakeGitHub
+from tests.support.fakes.llm_server import FakeOpenAIServer
+from tests.support.flow_helpers import (
+    ACCEPT,
+    QUICK,
+    REPO,
+    Harness,
+    comment_payload,
+    commit_files,
+    open_pull,
+    pull_request_payload,
+    rejected_pull,
+    scores,
+)
+from tests.support.merge_helpers import (
+    accepted_pull,
+    fast_settings,
+    merge_group_event,
+    merge_harness,
+    queue_group,
+)
+
+pytestmark = pytest.mark.usefixtures("fake_github")
+
+
+@pytest.fixture
+async def bot(
+    tmp_path: Path,
+    github_keypair: Any,
+    fake_github: FakeGitHub,
+    github_app: GitHubApp,
+    fake_llm: FakeOpenAIServer,
+) -> AsyncIterator[Harness]:
+    settings = fast_settings(merge_on_approve=False)
+    async with merge_harness(
+        tmp_path, github_keypair.private_pem, fake_github, github_app, fake_llm, settings
+    ) as harness:
+        yield harness
+
+
+async def checks_requested(bot: Harness, number: int, head: str) -> None:
+    await bot.send("merge_group", merge_group_event(bot.fake, "checks_requested", number, head))
+
+
+async def test_a_group_of_accepted_pulls_passes_without_the_model(bot: Harness) -> None:
+    number, sha = await accepted_pull(bot)
+    asked = len(bot.llm.requests)
+    # A file no judge watches may come with the merge; it needs no judgment.
+    head = queue_group(bot.fake, number, {"src/build.txt": "generated\n"})
+    await checks_requested(bot, number, head)
+    [run] = bot.check_runs(sha=head)
+    assert (run.name, run.status, run.conclusion) == ("judge", "completed", "success")
+    assert f"- #{number}: **accept** at `{sha[:7]}`" in run.output["summary"]
+    assert len(bot.llm.requests) == asked
+    state = await load_state(bot.storage, state_key(REPO, head))
+    assert state is not None and state.verdict == "accept"
+    # GitHub redelivering the event makes no second run.
+    await checks_requested(bot, number, head)
+    assert len(bot.check_runs(sha=head)) == 1
+
+
+async def test_a_watched_change_no_pull_brought_is_judged(bot: Harness) -> None:
+    number, _ = await accepted_pull(bot)
+    asked = len(bot.llm.requests)
+    head = queue_group(bot.fake, number, {"docs/extra.md": "# Extra\n\nFrom the base.\n"})
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    await checks_requested(bot, number, head)
+    assert len(bot.llm.requests) == asked + 1
+    assert "docs/extra.md" in bot.llm.requests[-1].user_text
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "success"
+
+
+async def test_a_pull_not_accepted_at_its_head_is_judged_in_the_group(bot: Harness) -> None:
+    number, _ = await rejected_pull(bot)
+    asked = len(bot.llm.requests)
+    head = queue_group(bot.fake, number)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    await checks_requested(bot, number, head)
+    assert len(bot.llm.requests) == asked + 1
+    assert bot.check_runs(sha=head)[0].conclusion == "success"
+
+
+async def test_a_group_changing_no_watched_file_says_so(bot: Harness) -> None:
+    sha = commit_files(bot.fake, {"src/tool.py": "print('hi')\n"})
+    number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    head = queue_group(bot.fake, number)
+    asked = len(bot.llm.requests)
+    await checks_requested(bot, number, head)
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "neutral"
+    assert "changes no watched file" in run.output["summary"]
+    assert len(bot.llm.requests) == asked
+
+
+async def test_an_invalid_config_is_reported_on_the_group(bot: Harness) -> None:
+    bot.fake.add_commit(REPO, {".github/judge.yml": "paths: [\n"}, branch="main")
+    number = open_pull(bot.fake, commit_files(bot.fake, {"docs/notes.md": "# Notes\n"}))
+    head = queue_group(bot.fake, number)
+    await checks_requested(bot, number, head)
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "neutral"
+    assert "judge.yml" in run.output["summary"]
+
+
+@pytest.mark.parametrize(("reason", "kept"), [("dequeued", False), ("merged", True)])
+async def test_destroyed_forgets_a_group_that_was_not_merged(
+    bot: Harness, reason: str, kept: bool
+) -> None:
+    number, _ = await accepted_pull(bot)
+    head = queue_group(bot.fake, number)
+    await checks_requested(bot, number, head)
+    key = state_key(REPO, head)
+    assert await bot.storage.kv_get(RUN_NAMESPACE, key) is not None
+    event = merge_group_event(bot.fake, "destroyed", number, head, reason=reason)
+    await bot.send("merge_group", event)
+    assert (await bot.storage.kv_get(STATE_NAMESPACE, key) is not None) is kept
+    assert (await bot.storage.kv_get(RUN_NAMESPACE, key) is not None) is kept
+
+
+async def test_a_maintainers_override_counts_as_the_pulls_accept(bot: Harness) -> None:
+    number, sha = await rejected_pull(bot)
+    bot.fake.set_permission(REPO, "maintainer", "write")
+    await bot.send(
+        "issue_comment", comment_payload(REPO, number, "/judge override accept", "maintainer")
+    )
+    head = queue_group(bot.fake, number)
+    asked = len(bot.llm.requests)
+    await checks_requested(bot, number, head)
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "success"
+    assert f"- #{number}: **accept** at `{sha[:7]}`" in run.output["summary"]
+    assert len(bot.llm.requests) == asked
+
+
+async def test_a_pull_never_judged_is_judged_in_the_group(bot: Harness) -> None:
+    number = open_pull(bot.fake, commit_files(bot.fake, {"docs/notes.md": "# Notes\n\nOk.\n"}))
+    head = queue_group(bot.fake, number)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    await checks_requested(bot, number, head)
+    assert len(bot.llm.requests) == 1
+    assert bot.check_runs(sha=head)[0].conclusion == "success"
+
+
+async def test_an_event_without_an_installation_is_ignored(bot: Harness) -> None:
+    number, _ = await accepted_pull(bot)
+    head = queue_group(bot.fake, number)
+    event = merge_group_event(bot.fake, "checks_requested", number, head)
+    del event["installation"]
+    await bot.send("merge_group", event)
+    assert bot.check_runs(sha=head) == []
