@@ -93,6 +93,10 @@ class Metrics:
             "the installation (scope installation) or for the App's own JWT calls (scope app).",
             "scope",
         )
+        self._add_feature_metrics()
+
+    def _add_feature_metrics(self) -> None:
+        """Missed-delivery recovery, the provider self-check and notifications."""
         self.missed_deliveries = self._counter(
             "judge_missed_deliveries",
             "Deliveries GitHub's log shows as failed that intake never stored, counted each "
