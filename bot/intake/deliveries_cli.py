@@ -14,17 +14,14 @@ not failed, a bad DATABASE_URL or a database that cannot be read.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from bot.judge.terminal import err, out
-from bot.settings import DATABASE_FILE, SettingsError, load_database_url
-from bot.storage import storage_from_url
-from bot.storage.base import Delivery, DeliveryStatus, Storage, describe_database
+from bot.database_command import CommandRefused, run_on_database
+from bot.judge.terminal import out
+from bot.settings import DATABASE_FILE
+from bot.storage.base import Delivery, DeliveryStatus, Storage
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +33,6 @@ ERROR_CHARS = 60
 COLUMNS = ("id", "event", "action", "repository", "status", "attempts", "last error")
 
 T = TypeVar("T")
-
-
-class _Refused(Exception):
-    """A retry that cannot be done; the message is the one line to print."""
 
 
 def _shorten(text: str | None, limit: int = ERROR_CHARS) -> str:
@@ -70,15 +63,6 @@ def render_deliveries(deliveries: list[Delivery]) -> str:
     )
 
 
-async def _with_storage(url: str, work: Callable[[Storage], Awaitable[T]]) -> T:
-    storage = storage_from_url(url)
-    await storage.open()
-    try:
-        return await work(storage)
-    finally:
-        await storage.close()
-
-
 async def _retry(storage: Storage, delivery_id: str | None) -> list[str]:
     now = datetime.now(UTC)
     if delivery_id is None:
@@ -91,36 +75,13 @@ async def _retry(storage: Storage, delivery_id: str | None) -> list[str]:
         return [delivery_id]
     stored = await storage.get_delivery(delivery_id)
     if stored is None:
-        raise _Refused(f"no delivery {delivery_id!r}")
-    raise _Refused(f"delivery {delivery_id!r} is {stored.status.value}, not failed")
-
-
-def _run(args: argparse.Namespace, work: Callable[[Storage], Awaitable[T]]) -> T | int:
-    """`work` against the command's database; an int is the exit status of a failure
-    already reported on stderr."""
-    try:
-        url: str = args.database_url or load_database_url()
-    except SettingsError as exc:
-        err(f"judge-bot: configuration error: {exc}")
-        return 2
-    try:
-        return asyncio.run(_with_storage(url, work))
-    except _Refused as exc:
-        err(f"judge-bot: {exc}")
-        return 2
-    except Exception as exc:
-        # A driver's message may quote a DSN, so only its type is shown (as `verdicts export`).
-        logger.debug("deliveries command failed", exc_info=True)
-        what = type(exc).__name__
-        if isinstance(exc, OSError | sqlite3.Error | ValueError):
-            what += f": {exc}"
-        err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
-        return 2
+        raise CommandRefused(f"no delivery {delivery_id!r}")
+    raise CommandRefused(f"delivery {delivery_id!r} is {stored.status.value}, not failed")
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
     status = DeliveryStatus.FAILED if args.failed else None
-    listed = _run(args, lambda storage: storage.list_deliveries(status, args.limit))
+    listed = run_on_database(args, lambda storage: storage.list_deliveries(status, args.limit))
     if isinstance(listed, int):
         return listed
     out(render_deliveries(listed))
@@ -129,7 +90,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_retry(args: argparse.Namespace) -> int:
     target = None if args.all_failed else args.delivery_id
-    requeued = _run(args, lambda storage: _retry(storage, target))
+    requeued = run_on_database(args, lambda storage: _retry(storage, target))
     if isinstance(requeued, int):
         return requeued
     for delivery_id in requeued:

@@ -41,6 +41,7 @@ from typing import Any, NoReturn
 
 import httpx
 
+from bot.database_command import database_failure
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.pre_push import (
@@ -373,13 +374,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
         return 2
     try:
         records = asyncio.run(_export(storage, since, args.task_id))
-    except Exception as exc:
-        # As in `judge`: a driver's message may quote a DSN, so only its type is shown.
+    except Exception as exc:  # one line; the traceback goes to the debug log
         logger.debug("export failed", exc_info=True)
-        what = type(exc).__name__
-        if isinstance(exc, OSError | sqlite3.Error):
-            what += f": {exc}"
-        err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
+        err(database_failure(url, exc))
         return 2
     for record in records:
         out(VerdictRecord.model_validate(record).to_jsonl())

@@ -13,19 +13,18 @@ stderr for a bad setting or a database that cannot be read.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import logging
 import re
 import shutil
-import sqlite3
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from bot.database_command import run_on_database
 from bot.judge.terminal import err, out
 from bot.reports import sources
 from bot.reports.calibration_view import calibration_json, render_calibration
@@ -34,9 +33,8 @@ from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import OpenIssue, Subject, SubjectKey, subject_keys, task_keys, triage
 from bot.reports.triage_view import render_triage, triage_json
-from bot.settings import DATABASE_FILE, SettingsError, load_database_url, load_judge_section
-from bot.storage import storage_from_url
-from bot.storage.base import Storage, StoredVerdict, describe_database
+from bot.settings import DATABASE_FILE, SettingsError, load_judge_section
+from bot.storage.base import Storage, StoredVerdict
 
 logger = logging.getLogger(__name__)
 
@@ -55,35 +53,6 @@ class TriageInput:
     stored: list[StoredVerdict]
     subjects: dict[SubjectKey, Subject]
     open_issues: list[OpenIssue]
-
-
-async def _with_storage(url: str, work: Callable[[Storage], Awaitable[T]]) -> T:
-    storage = storage_from_url(url)
-    await storage.open()
-    try:
-        return await work(storage)
-    finally:
-        await storage.close()
-
-
-def _read(args: argparse.Namespace, work: Callable[[Storage], Awaitable[T]]) -> T | int:
-    """`work` against the command's database; an int is the exit status of a failure
-    already reported on stderr."""
-    try:
-        url: str = args.database_url or load_database_url()
-    except SettingsError as exc:
-        err(f"judge-bot: configuration error: {exc}")
-        return 2
-    try:
-        return asyncio.run(_with_storage(url, work))
-    except Exception as exc:
-        # A driver's message may quote a DSN, so only its type is shown (as `verdicts export`).
-        logger.debug("report failed", exc_info=True)
-        what = type(exc).__name__
-        if isinstance(exc, OSError | sqlite3.Error | ValueError):
-            what += f": {exc}"
-        err(f"judge-bot: cannot read the database {describe_database(url)} ({what})")
-        return 2
 
 
 @contextmanager
@@ -126,7 +95,7 @@ def _cmd_triage(args: argparse.Namespace) -> int:
 def _triage(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     since = now - timedelta(days=args.days)
-    gathered = _read(args, lambda storage: _gather_triage(storage, since, args.repo))
+    gathered = run_on_database(args, lambda storage: _gather_triage(storage, since, args.repo))
     if isinstance(gathered, int):
         return gathered
     report = triage(
@@ -154,7 +123,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         return 2
     now = datetime.now(UTC)
     since = now - timedelta(days=args.days)
-    stored = _read(args, lambda storage: sources.window_records(storage, since))
+    stored = run_on_database(args, lambda storage: sources.window_records(storage, since))
     if isinstance(stored, int):
         return stored
     facts, unreadable = facts_of(in_repository(stored, args.repo))
