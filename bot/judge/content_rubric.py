@@ -60,6 +60,44 @@ def content_verdict(scores: Mapping[str, float], t: ContentThresholds | None = N
     return Verdict.IMPROVE
 
 
+def scored_schema(
+    dimensions: tuple[str, ...], extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The answer of a rubric scoring each dimension 1-5 (content, research), plus `extra`
+    properties of its own."""
+    score = {"type": "integer", "minimum": 1, "maximum": 5}
+    return object_schema(
+        {
+            "scores": object_schema({d: score for d in dimensions}),
+            "average": {"type": "number"},
+            "verdict": {"type": "string", "enum": ["accept", "improve", "reject"]},
+            "reasoning": {"type": "string"},
+            **(extra or {}),
+            "improvements": STRINGS_SCHEMA,
+        }
+    )
+
+
+def scored_answer(
+    obj: Mapping[str, Any], dimensions: tuple[str, ...], extra: dict[str, Any] | None = None
+) -> RubricAnswer:
+    """A 1-5 scored answer read leniently; `extra` carries the rubric's own fields."""
+    raw = raw_scores(obj, dimensions)
+    scores: dict[str, float] = {d: to_int_score(v, d, 1, 5) for d, v in raw.items()}
+    extra = {} if extra is None else extra
+    top = normalized(obj)
+    computed = round(sum(scores.values()) / len(scores), 2)
+    average = reconcile_average(top.get("average", top.get("avg")), computed, extra)
+    return RubricAnswer(
+        scores=scores,
+        average=average,
+        reasoning=text_field(obj, "reasoning", "reason", "findings", "summary"),
+        improvements=string_list(obj, "improvements", "revision_suggestions"),
+        model_verdict=model_label(obj, "verdict"),
+        extra=extra,
+    )
+
+
 _CONTENT_TEXT = """\
 Score the change on three dimensions of the KLS quality framework, each a whole number 1-5.
 
@@ -97,32 +135,10 @@ class ContentRubric:
         return _CONTENT_TEXT.format(**self.thresholds.model_dump())
 
     def response_schema(self) -> dict[str, Any]:
-        score = {"type": "integer", "minimum": 1, "maximum": 5}
-        return object_schema(
-            {
-                "scores": object_schema({d: score for d in self.dimensions}),
-                "average": {"type": "number"},
-                "verdict": {"type": "string", "enum": ["accept", "improve", "reject"]},
-                "reasoning": {"type": "string"},
-                "improvements": STRINGS_SCHEMA,
-            }
-        )
+        return scored_schema(self.dimensions)
 
     def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
-        raw = raw_scores(obj, self.dimensions)
-        scores: dict[str, float] = {d: to_int_score(v, d, 1, 5) for d, v in raw.items()}
-        extra: dict[str, Any] = {}
-        top = normalized(obj)
-        computed = round(sum(scores.values()) / len(scores), 2)
-        average = reconcile_average(top.get("average", top.get("avg")), computed, extra)
-        return RubricAnswer(
-            scores=scores,
-            average=average,
-            reasoning=text_field(obj, "reasoning", "reason", "findings", "summary"),
-            improvements=string_list(obj, "improvements", "revision_suggestions"),
-            model_verdict=model_label(obj, "verdict"),
-            extra=extra,
-        )
+        return scored_answer(obj, self.dimensions)
 
     def decide(self, answer: RubricAnswer) -> Verdict:
         return content_verdict(answer.scores, self.thresholds)

@@ -22,59 +22,36 @@ judge from what the report says about each source, not to guess at pages it has 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from pydantic import Field, model_validator
-
-from bot.judge.parsing import (
-    model_label,
-    normalized,
-    raw_scores,
-    reconcile_average,
-    string_list,
-    text_field,
-    to_int_score,
+from bot.judge.content_rubric import (
+    ContentThresholds,
+    content_verdict,
+    scored_answer,
+    scored_schema,
 )
+from bot.judge.parsing import string_list
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubric_base import (
-    STRINGS_SCHEMA,
-    FrozenModel,
-    RubricAnswer,
-    go_no_go,
-    mean_at_least,
-    object_schema,
-)
+from bot.judge.rubric_base import STRINGS_SCHEMA, RubricAnswer, go_no_go
 
 RESEARCH_DIMENSIONS = ("support", "sourcing", "balance", "calibration")
 
 
-class ResearchThresholds(FrozenModel):
-    accept_min: int = Field(default=3, ge=1, le=5)
-    accept_average: float = Field(default=3.5, ge=1, le=5)
-    reject_below: int = Field(default=2, ge=1, le=5)
-    go_min: int = Field(default=3, ge=1, le=5)
+class ResearchThresholds(ContentThresholds):
     unsupported_claims_block_accept: bool = True
-
-    @model_validator(mode="after")
-    def _ordered(self) -> ResearchThresholds:
-        if self.reject_below > self.accept_min:
-            raise ValueError("reject_below must not exceed accept_min")
-        return self
 
 
 def research_verdict(
     scores: Mapping[str, float], unsupported: int, t: ResearchThresholds | None = None
 ) -> Verdict:
-    """`unsupported` is how many claims the judge found its evidence does not support."""
+    """`unsupported` is how many claims the judge found its evidence does not support;
+    one keeps an otherwise passing report at improve."""
     t = t or ResearchThresholds()
-    values = list(scores.values())
-    if not values:
-        raise ValueError("no scores")
-    if any(v < t.reject_below for v in values):
-        return Verdict.REJECT
-    blocked = t.unsupported_claims_block_accept and unsupported > 0
-    passing = all(v >= t.accept_min for v in values) and mean_at_least(values, t.accept_average)
-    return Verdict.ACCEPT if passing and not blocked else Verdict.IMPROVE
+    verdict = content_verdict(scores, t)
+    if verdict is Verdict.ACCEPT and t.unsupported_claims_block_accept and unsupported > 0:
+        return Verdict.IMPROVE
+    return verdict
 
 
 _RESEARCH_TEXT = """\
@@ -129,36 +106,16 @@ class ResearchRubric:
         )
 
     def response_schema(self) -> dict[str, Any]:
-        score = {"type": "integer", "minimum": 1, "maximum": 5}
-        return object_schema(
-            {
-                "scores": object_schema({d: score for d in self.dimensions}),
-                "average": {"type": "number"},
-                "verdict": {"type": "string", "enum": ["accept", "improve", "reject"]},
-                "reasoning": {"type": "string"},
-                "unsupported_claims": STRINGS_SCHEMA,
-                "improvements": STRINGS_SCHEMA,
-            }
-        )
+        return scored_schema(self.dimensions, {"unsupported_claims": STRINGS_SCHEMA})
 
     def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
-        raw = raw_scores(obj, self.dimensions)
-        scores: dict[str, float] = {d: to_int_score(v, d, 1, 5) for d, v in raw.items()}
         unsupported = string_list(obj, "unsupported_claims", "unsupported")
-        extra: dict[str, Any] = {"unsupported_claims": unsupported}
-        top = normalized(obj)
-        computed = round(sum(scores.values()) / len(scores), 2)
-        average = reconcile_average(top.get("average", top.get("avg")), computed, extra)
-        improvements = string_list(obj, "improvements", "revision_suggestions")
-        if not improvements:
-            improvements = [f"support or remove the claim: {claim}" for claim in unsupported]
-        return RubricAnswer(
-            scores=scores,
-            average=average,
-            reasoning=text_field(obj, "reasoning", "reason", "findings", "summary"),
-            improvements=improvements,
-            model_verdict=model_label(obj, "verdict"),
-            extra=extra,
+        answer = scored_answer(obj, self.dimensions, {"unsupported_claims": unsupported})
+        if answer.improvements:
+            return answer
+        return replace(
+            answer,
+            improvements=[f"support or remove the claim: {claim}" for claim in unsupported],
         )
 
     def decide(self, answer: RubricAnswer) -> Verdict:
