@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gidgethub import BadRequest
-from gidgethub.abc import GitHubAPI
+
+from bot.github.gateway import RepoGateway
 
 # The merge methods in the order a repository's allowed ones are tried.
 METHOD_FLAGS = (
@@ -42,20 +43,8 @@ def _message(exc: BadRequest) -> str:
     return text if text and text != str(int(exc.status_code)) else exc.status_code.phrase
 
 
-class MergeCalls:
-    def __init__(self, client: GitHubAPI, full_name: str) -> None:
-        self.client = client
-        self.full_name = full_name
-        self.owner, self.name = full_name.split("/", 1)
-
-    def _vars(self, **more: Any) -> dict[str, Any]:
-        return {"owner": self.owner, "repo": self.name, **more}
-
-    async def pull(self, number: int) -> dict[str, Any]:
-        answer = await self.client.getitem(
-            "/repos/{owner}/{repo}/pulls/{pull_number}", self._vars(pull_number=number)
-        )
-        return dict(answer)
+class MergeCalls(RepoGateway):
+    """The repository gateway plus what only the merge queue asks of GitHub."""
 
     async def merge_method(self) -> str:
         answer = await self.client.getitem("/repos/{owner}/{repo}", self._vars())
@@ -98,13 +87,6 @@ class MergeCalls:
                 raise
             return Answer(int(exc.status_code), _message(exc))
         return Answer(202)
-
-    async def comment(self, number: int, body: str) -> None:
-        await self.client.post(
-            "/repos/{owner}/{repo}/issues/{issue_number}/comments",
-            self._vars(issue_number=number),
-            data={"body": body},
-        )
 
     async def add_labels(self, number: int, labels: Sequence[str]) -> None:
         await self.client.post(

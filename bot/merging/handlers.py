@@ -155,7 +155,7 @@ async def on_admission_change(event: Event, context: Context) -> None:
     data = event.data
     repository = data["repository"]
     client = await context.services.github.installation_client(context.installation_id)
-    gateway = RepoGateway(client, str(repository["full_name"]))
+    gateway = MergeCalls(client, str(repository["full_name"]))
     try:
         config = await load_repo_config(
             gateway,
@@ -172,14 +172,13 @@ async def on_admission_change(event: Event, context: Context) -> None:
     if event.event == "pull_request_review" and not policy.require_human_approval:
         await _nudge(context, data, int(data["pull_request"]["number"]))
         return
-    calls = MergeCalls(client, gateway.full_name)
-    pull = PullFacts.from_json(await calls.pull(int(data["pull_request"]["number"])))
+    pull = PullFacts.from_json(await gateway.pull(int(data["pull_request"]["number"])))
     state = await load_state(context.storage, state_key(gateway.full_name, pull.head_sha))
     override = None if state is None or state.override is None else state.override.verdict.value
     accepted = state is not None and is_approval(state.verdict, override)
     await admit(
         context,
-        calls,
+        gateway,
         policy,
         pull,
         accepted_sha=pull.head_sha if accepted else None,
@@ -227,11 +226,11 @@ def _group_target(data: dict[str, Any], installation_id: int) -> Target:
 
 
 async def _group_pulls(
-    context: Context, gateway: RepoGateway, calls: MergeCalls, numbers: tuple[int, ...]
+    context: Context, gateway: MergeCalls, numbers: tuple[int, ...]
 ) -> list[GroupPull]:
     pulls = []
     for number in numbers:
-        head = str((await calls.pull(number))["head"]["sha"])
+        head = str((await gateway.pull(number))["head"]["sha"])
         state = await load_state(context.storage, state_key(gateway.full_name, head))
         verdict = _final_verdict(state)
         changed = tuple(await gateway.pull_files(number)) if verdict == "accept" else ()
@@ -264,15 +263,14 @@ async def on_merge_group(event: Event, context: Context) -> None:
     group = event.data["merge_group"]
     target = _group_target(event.data, context.installation_id)
     client = await context.services.github.installation_client(context.installation_id)
-    gateway = RepoGateway(client, target.repository)
+    gateway = MergeCalls(client, target.repository)
     config = await _config_or_none(context, gateway, target.default_branch)
     changed, commits = await gateway.compare(str(group["base_sha"]), target.head_sha)
     target = replace(target, changed=tuple(changed), commits=tuple(commits))
     if config is None:
         await judge_target(target, context, owner=context.delivery.delivery_id)
         return
-    calls = MergeCalls(client, target.repository)
-    pulls = await _group_pulls(context, gateway, calls, queued_pulls(str(group["head_ref"])))
+    pulls = await _group_pulls(context, gateway, queued_pulls(str(group["head_ref"])))
     decision = decide_group(config, pulls, changed)
     if decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
