@@ -17,7 +17,8 @@ from bot.storage.base import DeliveryStatus
 
 
 @cache
-def _environment() -> Environment:
+def environment() -> Environment:
+    """The one template environment of every page (`bot/templates`, autoescaped)."""
     return Environment(
         loader=PackageLoader("bot", "templates"),
         autoescape=select_autoescape(["html"]),
@@ -89,7 +90,7 @@ def render_setup_page(
     registered: Registered | None,
 ) -> str:
     return (
-        _environment()
+        environment()
         .get_template("setup.html")
         .render(
             form=form,
@@ -104,14 +105,14 @@ def render_setup_page(
 
 def render_registered_page(registered: Registered, overridden: Sequence[str]) -> str:
     return (
-        _environment()
+        environment()
         .get_template("registered.html")
         .render(registered=registered, saved=registered.saved, overridden=overridden)
     )
 
 
 def render_problem_page(title: str, message: str) -> str:
-    return _environment().get_template("problem.html").render(title=title, message=message)
+    return environment().get_template("problem.html").render(title=title, message=message)
 
 
 def render_status_page(
@@ -121,7 +122,7 @@ def render_status_page(
     tiers: Sequence[TierStatus] = (),
 ) -> str:
     return (
-        _environment()
+        environment()
         .get_template("status.html")
         .render(
             app_id=settings.app_id,

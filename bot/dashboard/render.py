@@ -4,24 +4,12 @@ repository names, links) is escaped, and links are http(s) only (`view.web_link`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
-
-from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.dashboard.chart import KINDS
 from bot.dashboard.filters import day_choices
 from bot.dashboard.view import DashboardView
-from bot.pages import TierRow
+from bot.pages import TierRow, environment
 from bot.reports.triage_view import when
-
-
-@cache
-def _environment() -> Environment:
-    return Environment(
-        loader=PackageLoader("bot", "templates"),
-        autoescape=select_autoescape(["html"]),
-        keep_trailing_newline=True,
-    )
 
 
 def age_text(seconds: float) -> str:
@@ -37,7 +25,7 @@ def render_dashboard(
     view: DashboardView, tiers: Sequence[TierRow], age_seconds: float, signed_in: bool
 ) -> str:
     return (
-        _environment()
+        environment()
         .get_template("dashboard.html")
         .render(
             view=view,
@@ -55,14 +43,14 @@ def render_dashboard(
 
 
 def render_sign_in(message: str, problem: str | None = None) -> str:
-    return _environment().get_template("sign_in.html").render(message=message, problem=problem)
+    return environment().get_template("sign_in.html").render(message=message, problem=problem)
 
 
 def render_message(
     title: str, message: str, *, kind: str = "note", link: str | None = None, link_text: str = ""
 ) -> str:
     return (
-        _environment()
+        environment()
         .get_template("dashboard_message.html")
         .render(title=title, message=message, kind=kind, link=link, link_text=link_text)
     )
