@@ -18,7 +18,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judge.records import VerdictRecord
 from bot.judging.repo_config import RepoConfig
@@ -27,13 +26,17 @@ from bot.merging import breaker_flow, merge_notices
 from bot.merging.eligibility import (
     Eligible,
     MergePolicy,
+    NotEligible,
     PullFacts,
+    QueueMove,
     Review,
     approver_candidates,
     eligibility,
     human_approved,
     is_approval,
+    leaves_on_verdict,
     merge_policy,
+    queue_move,
 )
 from bot.merging.github_calls import MergeCalls
 from bot.reviews.submit import submit_review
@@ -81,7 +84,8 @@ async def on_judged(
     repository = queue_key(target.repository)
     if not is_approval(verdict):
         active = await storage.active_merge(repository, target.pull_number)
-        if active is not None and active.judged_sha in (target.head_sha, None):
+        queued_sha = None if active is None else active.judged_sha
+        if leaves_on_verdict(queued_sha, target.head_sha, queued=active is not None):
             await storage.leave_merge_queue(
                 repository,
                 target.pull_number,
@@ -105,9 +109,8 @@ async def on_judged(
 async def has_human_approval(calls: MergeCalls, pull: PullFacts) -> bool:
     reviews = [Review.from_json(r) for r in await calls.reviews(pull.number)]
     candidates = approver_candidates(reviews, pull.author, pull.head_sha)
-    gateway = RepoGateway(calls.client, calls.full_name)
     for login in candidates:
-        permission, _ = await gateway.permission(login)
+        permission, _ = await calls.permission(login)
         if human_approved([login], {login: permission}):
             return True
     return False
@@ -131,31 +134,26 @@ async def admit(
         approved = await has_human_approval(calls, pull)
     decision = eligibility(policy, pull, accepted_sha=accepted_sha, human_approved=approved)
     active = await storage.active_merge(repository, pull.number)
+    move = queue_move(
+        decision,
+        None if active is None else active.judged_sha,
+        None if active is None else active.base_branch,
+        pull.base_ref,
+    )
     now = context.clock()
-    if not isinstance(decision, Eligible):
-        if active is not None:
-            await storage.leave_merge_queue(
-                repository,
-                pull.number,
-                status=MergeStatus.DROPPED,
-                actor=actor,
-                reason=decision.reason,
-                now=now,
-            )
-        return Admission(None, pull.base_ref)
-    if active is not None and active.judged_sha == decision.sha:
-        return Admission(await _position(context, repository, pull), pull.base_ref)
-    if active is not None and (active.base_branch != pull.base_ref or active.judged_sha):
-        # Accepted again after a push of its own (not the queue's update): the back.
-        await storage.leave_merge_queue(
-            repository,
-            pull.number,
-            status=MergeStatus.DROPPED,
-            actor=actor,
-            reason="new commits accepted; queued again at the back",
-            now=now,
+    if move in (QueueMove.LEAVE, QueueMove.REENTER):
+        reason = (
+            decision.reason
+            if isinstance(decision, NotEligible)
+            else "new commits accepted; queued again at the back"
         )
-        active = None
+        await storage.leave_merge_queue(
+            repository, pull.number, status=MergeStatus.DROPPED, actor=actor, reason=reason, now=now
+        )
+    if move is QueueMove.STAY:
+        return Admission(await _position(context, repository, pull), pull.base_ref)
+    if not isinstance(decision, Eligible):
+        return Admission(None, pull.base_ref)
     method = policy.method or await calls.merge_method()
     entry = NewMergeEntry(
         repository=repository,
@@ -171,12 +169,13 @@ async def admit(
     )
     context.hub.merge_doorbell.ring()
     position = await _position(context, repository, pull)
-    if active is None:
+    entered = move is not QueueMove.RESUME
+    if entered:
         await calls.comment(
             pull.number,
             merge_notices.entered(pull.base_ref, position, decision.sha, method, policy.hold_label),
         )
-    return Admission(position, pull.base_ref, entered=active is None)
+    return Admission(position, pull.base_ref, entered=entered)
 
 
 def _installation(context: Context) -> int:

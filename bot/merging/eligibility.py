@@ -14,6 +14,7 @@ answers; nothing here performs I/O.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -193,3 +194,44 @@ def approver_candidates(reviews: Iterable[Review], author: str, head_sha: str) -
 def human_approved(candidates: Sequence[str], permissions: Mapping[str, str]) -> bool:
     """Someone among `candidates` has write, maintain or admin access."""
     return any(permissions.get(login, "none").lower() in WRITE_PERMISSIONS for login in candidates)
+
+
+class QueueMove(enum.Enum):
+    """What becomes of a pull request's place in its queue after a fresh look at it."""
+
+    STAY = "stay"  # queued already, for this very judgment
+    ENTER = "enter"  # not queued: join at the back
+    REENTER = "reenter"  # queued for an older judgment or another base: leave, join at the back
+    RESUME = "resume"  # queued, waiting for the re-judgment the queue's update asked for
+    LEAVE = "leave"  # queued, no longer eligible
+    NONE = "none"  # not queued, not eligible
+
+
+def queue_move(
+    decision: Eligible | NotEligible,
+    queued_sha: str | None,
+    queued_base: str | None,
+    base_ref: str,
+) -> QueueMove:
+    """`queued_sha` / `queued_base`: the active entry's judged sha and base branch, both
+    None when the pull request is not queued (an entry waiting for its re-judgment after
+    the queue updated its branch has no judged sha)."""
+    queued = queued_base is not None
+    if not isinstance(decision, Eligible):
+        return QueueMove.LEAVE if queued else QueueMove.NONE
+    if not queued:
+        return QueueMove.ENTER
+    if queued_base != base_ref:
+        return QueueMove.REENTER  # its base changed: the other branch's queue, at the back
+    if queued_sha == decision.sha:
+        return QueueMove.STAY
+    if queued_sha:
+        # Accepted again after a push of its own (not the queue's update): the back.
+        return QueueMove.REENTER
+    return QueueMove.RESUME
+
+
+def leaves_on_verdict(queued_sha: str | None, judged_sha: str, queued: bool) -> bool:
+    """A non-accept at `judged_sha` takes the entry out when it was queued for that sha
+    or is waiting for its re-judgment; a late verdict on an older sha does not."""
+    return queued and queued_sha in (judged_sha, None)

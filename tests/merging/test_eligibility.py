@@ -13,12 +13,15 @@ from bot.merging.eligibility import (
     MergePolicy,
     NotEligible,
     PullFacts,
+    QueueMove,
     Review,
     approver_candidates,
     eligibility,
     human_approved,
     is_approval,
+    leaves_on_verdict,
     merge_policy,
+    queue_move,
 )
 
 SHA = "c" * 40
@@ -136,3 +139,45 @@ def test_human_approval_needs_write_access() -> None:
     assert human_approved(["a", "b"], {"a": "read", "b": "maintain"})
     assert not human_approved(["a"], {"a": "triage"})
     assert not human_approved([], {})
+
+
+ELIGIBLE = Eligible("b" * 40)
+REFUSED = NotEligible("closed")
+
+
+@pytest.mark.parametrize(
+    ("decision", "queued_sha", "queued_base", "expected"),
+    [
+        (REFUSED, None, None, QueueMove.NONE),
+        (REFUSED, "b" * 40, "main", QueueMove.LEAVE),
+        (REFUSED, None, "main", QueueMove.LEAVE),
+        (ELIGIBLE, None, None, QueueMove.ENTER),
+        (ELIGIBLE, "b" * 40, "main", QueueMove.STAY),
+        (ELIGIBLE, "a" * 40, "main", QueueMove.REENTER),
+        (ELIGIBLE, "b" * 40, "release", QueueMove.REENTER),
+        (ELIGIBLE, None, "release", QueueMove.REENTER),
+        (ELIGIBLE, None, "main", QueueMove.RESUME),
+    ],
+)
+def test_queue_move(
+    decision: Eligible | NotEligible,
+    queued_sha: str | None,
+    queued_base: str | None,
+    expected: QueueMove,
+) -> None:
+    assert queue_move(decision, queued_sha, queued_base, "main") is expected
+
+
+@pytest.mark.parametrize(
+    ("queued_sha", "queued", "expected"),
+    [
+        ("b" * 40, True, True),
+        (None, True, True),
+        ("a" * 40, True, False),
+        (None, False, False),
+    ],
+)
+def test_a_non_accept_takes_out_only_its_own_judgment(
+    queued_sha: str | None, queued: bool, expected: bool
+) -> None:
+    assert leaves_on_verdict(queued_sha, "b" * 40, queued=queued) is expected
