@@ -60,6 +60,7 @@ PAYLOADS = web.AppKey("payloads", PayloadCache)
 TIER_BOARD = web.AppKey("tier_board", TierBoard)
 
 Clock = Callable[[], datetime]
+NOTIFY_DRAIN_SECONDS = 5.0
 
 
 def _utc_now() -> datetime:
@@ -210,6 +211,9 @@ def _services_ctx(
                 on_response=metrics.observe_github_response,
                 on_pause=metrics.observe_github_pause,
             )
+        notifier = Notifier(
+            features.notify, llm_client, store, on_outcome=metrics.observe_notification
+        )
         if client is not None:
             hub.provide(
                 Services(
@@ -220,15 +224,12 @@ def _services_ctx(
                     max_attempts=settings.max_attempts,
                     merge=features.merge,
                     research=features.research,
-                    notifier=Notifier(
-                        features.notify,
-                        llm_client,
-                        store,
-                        on_outcome=metrics.observe_notification,
-                    ),
+                    notifier=notifier,
                 )
             )
         yield
+        # Notices still being sent get a moment before their client closes.
+        await notifier.drain(within_seconds=NOTIFY_DRAIN_SECONDS)
         await llm_client.aclose()
         await session.close()
 
