@@ -144,6 +144,24 @@ def _concerns_admission(event: Event, hold_label: str, merge_label: str | None) 
     return name in {hold_label.casefold(), (merge_label or "").casefold()} - {""}
 
 
+async def _accepted_at(context: Context, repository: str, head_sha: str) -> bool:
+    state = await load_state(context.storage, state_key(repository, head_sha))
+    override = None if state is None or state.override is None else state.override.verdict.value
+    return state is not None and is_approval(state.verdict, override)
+
+
+async def _could_move(context: Context, data: dict[str, Any]) -> bool:
+    """A label or a review moves only a pull request already queued, or one the judge
+    accepted at the head the event names: anything else is answered from storage alone,
+    without a token, a config read or a pull request fetch (most reviews and labels)."""
+    pull = data["pull_request"]
+    repository = str(data["repository"]["full_name"])
+    if await context.storage.active_merge(queue_key(repository), int(pull["number"])):
+        return True
+    head_sha = str((pull.get("head") or {}).get("sha") or "")
+    return bool(head_sha) and await _accepted_at(context, repository, head_sha)
+
+
 @router.register("pull_request", action="labeled")
 @router.register("pull_request", action="unlabeled")
 @router.register("pull_request_review", action="submitted")
@@ -154,6 +172,9 @@ async def on_admission_change(event: Event, context: Context) -> None:
         return
     data = event.data
     repository = data["repository"]
+    if not await _could_move(context, data):
+        await _nudge(context, data, int(data["pull_request"]["number"]))
+        return
     client = await context.services.github.installation_client(context.installation_id)
     gateway = MergeCalls(client, str(repository["full_name"]))
     try:
@@ -173,9 +194,7 @@ async def on_admission_change(event: Event, context: Context) -> None:
         await _nudge(context, data, int(data["pull_request"]["number"]))
         return
     pull = PullFacts.from_json(await gateway.pull(int(data["pull_request"]["number"])))
-    state = await load_state(context.storage, state_key(gateway.full_name, pull.head_sha))
-    override = None if state is None or state.override is None else state.override.verdict.value
-    accepted = state is not None and is_approval(state.verdict, override)
+    accepted = await _accepted_at(context, gateway.full_name, pull.head_sha)
     await admit(
         context,
         gateway,
