@@ -8,13 +8,13 @@ and a required check is pending on each pull request until it finishes at a rand
 (`--checks` seconds at most), when a `check_suite` completed webhook arrives.
 
 Prints merge calls per pull request, GitHub API calls per merged pull request (the merge
-queue's own: pull reads, the repository's merge method, comments, merges; the judging's
-calls are the judging benchmarks'), the drain time, and the slack: how long after the last
-check finished the last merge landed (no fixed sleeps: only GitHub's answers and the
-precheck delay set it). Targets: <= 1.2 merge calls and <= 8 API calls per merged pull
-request.
+queue's own: pull reads, the repository's merge method, comments, merges, and the branch
+deletion `merge.delete_branch` asks for unless `--keep-branches`; the judging's calls are
+the judging benchmarks'), the drain time, and the slack: how long after the last check
+finished the last merge landed (no fixed sleeps: only GitHub's answers and the precheck
+delay set it). Targets: <= 1.2 merge calls and <= 8 API calls per merged pull request.
 
-    python benchmarks/merge_queue.py [--pulls 20] [--checks 3.0] [--seed 7]
+    python benchmarks/merge_queue.py [--pulls 20] [--checks 3.0] [--seed 7] [--keep-branches]
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ QUEUE_OPERATIONS = frozenset(
         "pulls/list-reviews",
         "issues/create-comment",
         "issues/add-labels",
+        "git/delete-ref",
     }
 )
 
@@ -76,13 +77,14 @@ async def finish_check(bot: Harness, number: int, after: float) -> float:
     return time.monotonic()
 
 
-async def run(pulls: int, checks: float, seed: int) -> None:
+async def run(pulls: int, checks: float, seed: int, delete_branch: bool) -> None:
     rng = random.Random(seed)
     key = new_key_pair()
     fake = FakeGitHub(app_id=APP_ID, public_key=key.public_key)
     fake.add_installation(1, "octo")
     fake.add_repo(REPO, default_branch="main", installation_id=1)
-    fake.add_commit(REPO, {".github/judge.yml": "merge:\n  enabled: true\n"}, branch="main")
+    config = f"merge:\n  enabled: true\n  delete_branch: {str(delete_branch).lower()}\n"
+    fake.add_commit(REPO, {".github/judge.yml": config}, branch="main")
     llm = FakeOpenAIServer()
     await fake.start()
     await llm.start()
@@ -135,7 +137,10 @@ async def drain(bot: Harness, pulls: int, checks: float, rng: random.Random) -> 
     by_kind: dict[str, int] = {}
     for call in calls:
         by_kind[call.operation_id] = by_kind.get(call.operation_id, 0) + 1
-    print(f"pull requests merged:           {merged} of {len(numbers)}")
+    deleted = len(bot.fake.merges.deleted_branches)
+    print(
+        f"pull requests merged:           {merged} of {len(numbers)} ({deleted} branches deleted)"
+    )
     print(f"merge calls per pull request:   {merges / merged:.2f}   (target <= 1.2)")
     print(f"API calls per merged PR:        {len(calls) / merged:.2f}   (target <= 8)")
     print(f"  by kind: {dict(sorted(by_kind.items()))}")
@@ -148,8 +153,11 @@ def main() -> None:
     parser.add_argument("--pulls", type=int, default=20)
     parser.add_argument("--checks", type=float, default=3.0, help="latest check finish, s")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--keep-branches", action="store_true", help="merge.delete_branch off (one call fewer)"
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.pulls, args.checks, args.seed))
+    asyncio.run(run(args.pulls, args.checks, args.seed, not args.keep_branches))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@
                                        ├─> UpdateBranch: PUT update-branch ─> after_update
                                        └─> Wait / Drop / Escalate / MarkMerged as decided
     settle the entry (only while this worker still holds it), then tell people:
-    merged ─> a comment (and the branch deleted when configured); escalated ─> label + comment
+    merged ─> the branch deleted when configured (`branch_cleanup`), a comment
+    escalated ─> label + comment; a conflict's comment names the files both sides changed
+                 (`conflicts`), once per head commit
 
 The entry is settled before anyone is told, so a worker that dies in between never
 reports twice; one that dies before settling leaves the lease to run out, and the next
@@ -17,11 +19,24 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
+from aiohttp import ClientError
+from gidgethub import GitHubException
+
+from bot.github.client import GitHubClientError
 from bot.merging import merge_notices
+from bot.merging.branch_cleanup import (
+    Deletion,
+    DeletionResult,
+    branch_to_delete,
+    deletion_result,
+    deletion_sentence,
+)
+from bot.merging.conflicts import ChangedSide, conflict_candidates, conflict_files_text
 from bot.merging.eligibility import PullFacts
 from bot.merging.github_calls import MergeCalls
 from bot.merging.merge_settings import MergeSettings
 from bot.merging.step import (
+    CONFLICT_LABEL,
     Drop,
     Escalate,
     Limits,
@@ -42,6 +57,10 @@ from bot.storage.base import MergeEntry, Storage
 log = logging.getLogger(__name__)
 
 Outcome = Drop | MarkMerged | Wait | Escalate
+CONFLICT_NOTICE_NAMESPACE = "merge-conflict-notice"
+# What a call to GitHub may fail with besides an answer (rate limits, outages, the network):
+# after the merge is recorded, such a failure must not cost people the comment.
+GITHUB_FAILURES = (GitHubException, GitHubClientError, ClientError, TimeoutError)
 
 
 def limits_of(settings: MergeSettings) -> Limits:
@@ -94,31 +113,85 @@ async def run_step(
             type(outcome).__name__,
         )
         return None
-    await tell(calls, entry, pull, outcome)
+    await tell(calls, storage, entry, pull, outcome)
     if isinstance(outcome, Escalate):
         notify_escalation(services.notifier, entry, outcome)
     return outcome
 
 
-async def tell(calls: MergeCalls, entry: MergeEntry, pull: PullFacts, outcome: Outcome) -> None:
+async def tell(
+    calls: MergeCalls, storage: Storage, entry: MergeEntry, pull: PullFacts, outcome: Outcome
+) -> None:
     """What people see on the pull request after the step."""
     if isinstance(outcome, MarkMerged):
-        deleted = False
-        same_repository = (pull.head_repository or "").lower() == entry.repository.lower()
-        if entry.options.get("delete_branch") and same_repository and pull.head_ref:
-            deleted = await calls.delete_branch(pull.head_ref)
+        note = await _delete_branch(calls, entry, pull)
+        sha = entry.judged_sha or pull.head_sha
         await calls.comment(
             entry.pull_number,
-            merge_notices.merged(
-                entry.judged_sha or pull.head_sha, entry.base_branch, entry.method, deleted
-            ),
+            merge_notices.merged(sha, entry.base_branch, entry.method, note),
         )
     elif isinstance(outcome, Escalate):
+        files = ""
+        if outcome.label == CONFLICT_LABEL:
+            if not await _first_conflict_notice(storage, entry, pull):
+                return
+            files = conflict_files_text(
+                await _conflict_files(calls, entry, pull), entry.base_branch
+            )
         await calls.add_labels(entry.pull_number, [outcome.label])
         await calls.comment(
             entry.pull_number,
-            merge_notices.escalated(outcome.reason, outcome.label, entry.base_branch),
+            merge_notices.escalated(outcome.reason, outcome.label, entry.base_branch, files),
         )
+
+
+async def _delete_branch(calls: MergeCalls, entry: MergeEntry, pull: PullFacts) -> str:
+    """Delete the merged head branch when configured; the sentence the comment adds."""
+    wanted = bool(entry.options.get("delete_branch"))
+    branch = branch_to_delete(wanted, pull, entry.repository, entry.base_branch)
+    if branch is None:
+        return ""
+    try:
+        answer = await calls.delete_branch(branch)
+        result = deletion_result(answer.status, answer.message)
+    except GITHUB_FAILURES as exc:
+        # The merge stands either way; the comment says the branch is still there.
+        result = DeletionResult(Deletion.REFUSED, f"GitHub did not answer ({type(exc).__name__})")
+    if result.outcome is not Deletion.DELETED:
+        log.info(
+            "branch %s of %s#%s not deleted after the merge: %s (%s)",
+            branch,
+            entry.repository,
+            entry.pull_number,
+            result.outcome.value,
+            result.message,
+        )
+    return deletion_sentence(branch, result)
+
+
+async def _first_conflict_notice(storage: Storage, entry: MergeEntry, pull: PullFacts) -> bool:
+    """One conflict comment per head: a later step or judgment of the same commit (a
+    re-run, a retried step) finds it said already."""
+    key = f"{entry.repository}#{entry.pull_number}@{entry.judged_sha or pull.head_sha}"
+    return await storage.kv_put_if_absent(
+        CONFLICT_NOTICE_NAMESPACE, key, {"entry": entry.id, "base": entry.base_branch}
+    )
+
+
+async def _conflict_files(
+    calls: MergeCalls, entry: MergeEntry, pull: PullFacts
+) -> tuple[str, ...] | None:
+    """The files changed both in the pull request and on its base since it left it; None
+    when GitHub could not tell."""
+    try:
+        theirs, fork_point = await calls.changed_since_fork(entry.base_branch, pull.head_sha)
+        if not fork_point:
+            return None
+        base_side, _ = await calls.changed_since_fork(fork_point, entry.base_branch)
+    except GITHUB_FAILURES as exc:
+        log.info("conflicting files of %s#%s unknown: %s", entry.repository, entry.pull_number, exc)
+        return None
+    return conflict_candidates(ChangedSide.of(theirs), ChangedSide.of(base_side))
 
 
 def notify_escalation(notifier: Notifier | None, entry: MergeEntry, outcome: Escalate) -> None:

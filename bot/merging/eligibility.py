@@ -41,11 +41,15 @@ class PullFacts:
     author: str
     mergeable: bool | None
     mergeable_state: str
+    default_branch: str = ""
+    """The repository's default branch, as the pull request's base repository says."""
 
     @classmethod
     def from_json(cls, pull: Mapping[str, Any]) -> PullFacts:
         head = pull.get("head") or {}
         head_repo = head.get("repo") or {}
+        base = pull.get("base") or {}
+        base_repo = base.get("repo") or {}
         mergeable = pull.get("mergeable")
         return cls(
             number=int(pull["number"]),
@@ -55,11 +59,14 @@ class PullFacts:
             head_sha=str(head.get("sha") or ""),
             head_ref=str(head.get("ref") or ""),
             head_repository=head_repo.get("full_name") if isinstance(head_repo, dict) else None,
-            base_ref=str((pull.get("base") or {}).get("ref") or ""),
+            base_ref=str(base.get("ref") or ""),
             labels=tuple(str(label.get("name", "")) for label in pull.get("labels") or ()),
             author=str((pull.get("user") or {}).get("login") or ""),
             mergeable=mergeable if isinstance(mergeable, bool) else None,
             mergeable_state=str(pull.get("mergeable_state") or "unknown"),
+            default_branch=str(base_repo.get("default_branch") or "")
+            if isinstance(base_repo, dict)
+            else "",
         )
 
     def has_label(self, name: str | None) -> bool:

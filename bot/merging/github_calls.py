@@ -6,13 +6,14 @@ moved, 422 refused) come back as `Answer` values; anything else raises as usual.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gidgethub import BadRequest
 
 from bot.github.gateway import RepoGateway
+from bot.github.types import ChangedPath, CommitInfo, changed_from_diff_entry, commit_from_rest
 
 # The merge methods in the order a repository's allowed ones are tried.
 METHOD_FLAGS = (
@@ -27,6 +28,28 @@ DECIDED_STATUSES = frozenset({405, 409, 422})
 class Answer:
     status: int
     message: str = ""
+
+
+@dataclass(frozen=True)
+class GroupChange:
+    """What a merge group adds to its base (`compare base...head`)."""
+
+    files: list[ChangedPath]
+    commits: list[CommitInfo]
+    parents: dict[str, tuple[str, ...]]
+    blobs: dict[str, str | None]
+
+
+def blobs_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
+    """{path: blob sha at the head} of REST diff entries; None for a removed file. A file
+    GitHub gave no blob for is left out: its content is unknown, so it matches nothing."""
+    blobs: dict[str, str | None] = {}
+    for entry in entries:
+        if entry.get("status") == "removed":
+            blobs[str(entry["filename"])] = None
+        elif entry.get("sha"):
+            blobs[str(entry["filename"])] = str(entry["sha"])
+    return blobs
 
 
 def first_allowed_method(repository: dict[str, Any]) -> str:
@@ -106,12 +129,63 @@ class MergeCalls(RepoGateway):
             if exc.status_code != 404:
                 raise
 
-    async def delete_branch(self, branch: str) -> bool:
-        """Delete `refs/heads/<branch>`; False when GitHub refuses (protected, gone)."""
+    async def delete_branch(self, branch: str) -> Answer:
+        """`DELETE .../git/refs/heads/<branch>`; GitHub's refusal comes back as an `Answer`
+        (`branch_cleanup.deletion_result` reads it). The ref is one percent-encoded path
+        value, as GitHub's clients send it."""
         try:
             await self.client.delete(
-                "/repos/{owner}/{repo}/git/refs/{+ref}", self._vars(ref=f"heads/{branch}")
+                "/repos/{owner}/{repo}/git/refs/{ref}", self._vars(ref=f"heads/{branch}")
             )
-        except BadRequest:
-            return False
-        return True
+        except BadRequest as exc:
+            return Answer(int(exc.status_code), _message(exc))
+        return Answer(204)
+
+    async def changed_since_fork(self, base: str, head: str) -> tuple[list[ChangedPath], str]:
+        """What `head` changes since it left `base` (a three-dot compare), and the merge
+        base it left from."""
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/compare/{basehead}", self._vars(basehead=f"{base}...{head}")
+        )
+        files = [changed_from_diff_entry(item) for item in answer.get("files") or []]
+        return files, str((answer.get("merge_base_commit") or {}).get("sha") or "")
+
+    async def group_commits(self, base: str, head: str) -> GroupChange:
+        """The files and commits a merge group adds to its base, with each commit's parents
+        and the blob each changed file has at the head."""
+        answer = await self.client.getitem(
+            "/repos/{owner}/{repo}/compare/{basehead}", self._vars(basehead=f"{base}...{head}")
+        )
+        entries = list(answer.get("files") or [])
+        raw_commits = list(answer.get("commits") or [])
+        return GroupChange(
+            files=[changed_from_diff_entry(item) for item in entries],
+            commits=[commit_from_rest(item) for item in raw_commits],
+            parents={
+                str(item["sha"]): tuple(str(p["sha"]) for p in item.get("parents") or ())
+                for item in raw_commits
+            },
+            blobs=blobs_of(entries),
+        )
+
+    async def pulls_with_commit(self, sha: str) -> list[dict[str, Any]]:
+        """The pull requests GitHub associates with a commit (open ones, while it is not on
+        the default branch)."""
+        return [
+            dict(item)
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/commits/{commit_sha}/pulls{?per_page}",
+                self._vars(commit_sha=sha, per_page=100),
+            )
+        ]
+
+    async def pull_blobs(self, number: int) -> tuple[list[ChangedPath], dict[str, str | None]]:
+        """The pull request's files, and the blob each has at its head."""
+        entries = [
+            dict(item)
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/pulls/{pull_number}/files{?per_page}",
+                self._vars(pull_number=number, per_page=100),
+            )
+        ]
+        return [changed_from_diff_entry(item) for item in entries], blobs_of(entries)

@@ -19,6 +19,7 @@ delay is only the fallback when GitHub says nothing. Steps run in the worker, ne
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -52,13 +53,18 @@ from bot.merging.merge_group import (
     GroupPlan,
     GroupPull,
     decide_group,
+    judge_reason,
+    merged_heads,
     pass_summary,
+    pull_with_head,
     queued_pulls,
 )
 from bot.storage.base import MergeStatus
 
 log = logging.getLogger(__name__)
 router = Router()
+
+GroupParents = Mapping[str, Sequence[str]]
 
 
 def _sender(data: dict[str, Any]) -> str:
@@ -245,15 +251,25 @@ def _group_target(data: dict[str, Any], installation_id: int) -> Target:
 
 
 async def _group_pulls(
-    context: Context, gateway: MergeCalls, numbers: tuple[int, ...]
+    context: Context, gateway: MergeCalls, group: dict[str, Any], parents: GroupParents
 ) -> list[GroupPull]:
+    """The group's pull requests in queue order (`merge_group` says how they are found),
+    each with the verdict stored for its head and, when accepted, its files' blobs."""
+    base = str(group.get("base_ref") or "").removeprefix("refs/heads/")
+    heads: dict[int, str] = {}
+    for head in merged_heads(parents, str(group["base_sha"]), str(group["head_sha"])):
+        number = pull_with_head(await gateway.pulls_with_commit(head), head, base)
+        if number is not None:
+            heads.setdefault(number, head)
+    for number in queued_pulls(str(group["head_ref"])):
+        if number not in heads:
+            heads[number] = str((await gateway.pull(number))["head"]["sha"])
     pulls = []
-    for number in numbers:
-        head = str((await gateway.pull(number))["head"]["sha"])
+    for number, head in heads.items():
         state = await load_state(context.storage, state_key(gateway.full_name, head))
         verdict = _final_verdict(state)
-        changed = tuple(await gateway.pull_files(number)) if verdict == "accept" else ()
-        pulls.append(GroupPull(number, head, verdict, changed))
+        changed, blobs = await gateway.pull_blobs(number) if verdict == "accept" else ([], {})
+        pulls.append(GroupPull(number, head, verdict, tuple(changed), blobs))
     return pulls
 
 
@@ -284,13 +300,13 @@ async def on_merge_group(event: Event, context: Context) -> None:
     client = await context.services.github.installation_client(context.installation_id)
     gateway = MergeCalls(client, target.repository)
     config = await _config_or_none(context, gateway, target.default_branch)
-    changed, commits = await gateway.compare(str(group["base_sha"]), target.head_sha)
-    target = replace(target, changed=tuple(changed), commits=tuple(commits))
+    change = await gateway.group_commits(str(group["base_sha"]), target.head_sha)
+    target = replace(target, changed=tuple(change.files), commits=tuple(change.commits))
     if config is None:
         await judge_target(target, context, owner=context.delivery.delivery_id)
         return
-    pulls = await _group_pulls(context, gateway, queued_pulls(str(group["head_ref"])))
-    decision = decide_group(config, pulls, changed)
+    pulls = await _group_pulls(context, gateway, group, change.parents)
+    decision = decide_group(config, pulls, change.files, change.blobs)
     if decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
@@ -299,6 +315,12 @@ async def on_merge_group(event: Event, context: Context) -> None:
         output = render_nothing_to_judge("the merge group changes no watched file")
         await _complete_without_judges(context, gateway, target, output, "skipped")
     else:
+        log.info(
+            "merge group %s is judged: %s",
+            target.head_sha,
+            judge_reason(decision),
+            extra=context.log_extra(),
+        )
         await judge_target(target, context, owner=context.delivery.delivery_id)
 
 

@@ -36,21 +36,25 @@ def entered(base: str, position: int, sha: str, method: str, hold_label: str) ->
     return finish(app_line(text, _LINE), COMMENT_LIMIT)
 
 
-def merged(sha: str, base: str, method: str, branch_deleted: bool) -> str:
+def merged(sha: str, base: str, method: str, branch_note: str = "") -> str:
+    """`branch_note`: what became of the head branch (`branch_cleanup.deletion_sentence`)."""
     text = f"Merged {short_sha(sha)}, the judged commit, into {code(base)} ({method})."
-    if branch_deleted:
-        text += " The branch was deleted."
+    if branch_note:
+        text += f" {branch_note}"
     return finish(app_line(text, _LINE), COMMENT_LIMIT)
 
 
-def escalated(reason: str, label: str, base: str) -> str:
-    """A pull request the queue gave up on, left for a person (seed 004's escalation)."""
+def escalated(reason: str, label: str, base: str, conflict_files: str = "") -> str:
+    """A pull request the queue gave up on, left for a person (seed 004's escalation).
+    `conflict_files`: the sentence naming where it conflicts (`conflicts`)."""
     if label == CONFLICT_LABEL:
         head = (
             f"**[AutoFix-Conflict]** This pull request conflicts with {code(base)} and left "
             "the merge queue. Merge or rebase the base branch into it and resolve the "
             "conflicts; the new head is judged again and, once accepted, queued again."
         )
+        if conflict_files:
+            head += f"\n\n{conflict_files}"
     else:
         head = (
             f"**[Merge-Failed]** The merge queue gave up on this pull request: "

@@ -40,6 +40,7 @@ from tests.support.merge_helpers import (
     merge_harness,
     pr_event,
     review_event,
+    status_event,
     until_comment,
     until_status,
     wait_for,
@@ -132,6 +133,25 @@ async def test_blocked_pull_request_waits_for_checks_and_merges_on_the_event(
         await until_status(bot, number, MergeStatus.MERGED)
         assert bot.fake.merges.merged == [(number, sha, "merge")]
         assert bot.fake.count("pulls/merge") == 1
+
+
+async def test_a_commit_status_event_merges_a_blocked_pull_request(make_bot: Any) -> None:
+    """A required status (not a check run) turning green arrives as `status`; it moves the
+    queue like `check_suite` does, with the timer an hour away."""
+    async with make_bot(**SLOW_TIMER) as bot:
+        number, sha = commit_and_open(bot)
+        pull_of(bot, number).checks_pending = True
+        bot.llm.script(QUICK, scores(*ACCEPT))
+        await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+        await until_status(bot, number, MergeStatus.PENDING)
+        await bot.send("status", status_event(bot.fake, sha, "pending"))
+        await wait_for(lambda: bot.fake.count("pulls/get") >= 3, what="the nudged step")
+        await until_status(bot, number, MergeStatus.PENDING)
+        assert bot.fake.count("pulls/merge") == 0
+        pull_of(bot, number).checks_pending = False
+        await bot.send("status", status_event(bot.fake, sha))
+        await until_status(bot, number, MergeStatus.MERGED)
+        assert bot.fake.merges.merged == [(number, sha, "merge")]
 
 
 async def test_405_waits_and_a_check_suite_event_merges(make_bot: Any) -> None:

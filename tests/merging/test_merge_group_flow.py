@@ -31,6 +31,7 @@ from tests.support.merge_helpers import (
     fast_settings,
     merge_group_event,
     merge_harness,
+    queue_chain,
     queue_group,
 )
 
@@ -164,3 +165,119 @@ async def test_an_event_without_an_installation_is_ignored(bot: Harness) -> None
     del event["installation"]
     await bot.send("merge_group", event)
     assert bot.check_runs(sha=head) == []
+
+
+async def three_pulls(bot: Harness, *, second_accepted: bool = True) -> list[tuple[int, str]]:
+    """Three pull requests on their own branches, each changing its own file; the second
+    one is never judged unless `second_accepted`."""
+    made = []
+    for index in range(3):
+        files: dict[str, str | None] = {f"docs/part{index}.md": f"# Part {index}\n\nSourced.\n"}
+        if index == 1 and not second_accepted:
+            sha = commit_files(bot.fake, files, branch=f"part-{index}")
+            made.append((open_pull(bot.fake, sha, branch=f"part-{index}"), sha))
+        else:
+            made.append(await accepted_pull(bot, files, branch=f"part-{index}"))
+    return made
+
+
+async def test_a_group_of_three_accepted_pulls_passes_without_the_model(bot: Harness) -> None:
+    """GitHub merged three queued pull requests into one group: each one's accept at its
+    head carries over, found along the group's merge commits, and no model is asked."""
+    pulls = await three_pulls(bot)
+    numbers = [number for number, _ in pulls]
+    head = queue_chain(bot.fake, numbers)
+    base = bot.fake.repo(REPO).branches["main"]
+    asked = len(bot.llm.requests)
+    event = merge_group_event(bot.fake, "checks_requested", numbers[-1], head, base_sha=base)
+    await bot.send("merge_group", event)
+    [run] = bot.check_runs(sha=head)
+    assert (run.conclusion, run.output["title"]) == ("success", "accept · 3 pull requests accepted")
+    listed = [f"- #{number}: **accept** at `{sha[:7]}`" for number, sha in pulls]
+    assert [line for line in run.output["summary"].splitlines() if line.startswith("- #")] == listed
+    assert len(bot.llm.requests) == asked
+    assert bot.fake.count("repos/list-pull-requests-associated-with-commit") == 3
+
+
+async def test_a_group_whose_middle_pull_was_never_judged_is_judged_whole(bot: Harness) -> None:
+    pulls = await three_pulls(bot, second_accepted=False)
+    numbers = [number for number, _ in pulls]
+    head = queue_chain(bot.fake, numbers)
+    base = bot.fake.repo(REPO).branches["main"]
+    asked = len(bot.llm.requests)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    event = merge_group_event(bot.fake, "checks_requested", numbers[-1], head, base_sha=base)
+    await bot.send("merge_group", event)
+    assert len(bot.llm.requests) == asked + 1
+    judged = bot.llm.requests[-1].user_text
+    assert all(f"docs/part{index}.md" in judged for index in range(3))
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "success"
+    assert "pull requests accepted" not in run.output["title"]
+
+
+async def test_a_group_on_the_group_before_it_carries_only_its_own_pull(bot: Harness) -> None:
+    """GitHub's `base_sha` is the group's parent commit: when that is the group before it,
+    this group adds only the newest pull request."""
+    pulls = await three_pulls(bot, second_accepted=False)
+    numbers = [number for number, _ in pulls]
+    head = queue_chain(bot.fake, numbers)
+    parent = bot.fake.repo(REPO).commits[head].parents[0]
+    asked = len(bot.llm.requests)
+    event = merge_group_event(bot.fake, "checks_requested", numbers[-1], head, base_sha=parent)
+    await bot.send("merge_group", event)
+    [run] = bot.check_runs(sha=head)
+    assert run.conclusion == "success"
+    assert [line for line in run.output["summary"].splitlines() if line.startswith("- #")] == [
+        f"- #{numbers[-1]}: **accept** at `{pulls[-1][1][:7]}`"
+    ]
+    assert len(bot.llm.requests) == asked
+
+
+async def test_a_group_pull_closed_since_is_not_carried(bot: Harness) -> None:
+    """GitHub names no open pull request with the first merge's head: that pull request's
+    accept cannot count, so the group's change is judged."""
+    pulls = await three_pulls(bot)
+    numbers = [number for number, _ in pulls]
+    head = queue_chain(bot.fake, numbers)
+    bot.fake.repo(REPO).issues[numbers[0]].state = "closed"
+    base = bot.fake.repo(REPO).branches["main"]
+    asked = len(bot.llm.requests)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    event = merge_group_event(bot.fake, "checks_requested", numbers[-1], head, base_sha=base)
+    await bot.send("merge_group", event)
+    assert len(bot.llm.requests) == asked + 1
+    assert "docs/part0.md" in bot.llm.requests[-1].user_text
+
+
+async def test_a_squash_queue_group_whose_earlier_pulls_cannot_be_told_is_judged(
+    bot: Harness,
+) -> None:
+    """Single-parent group commits name no pull request head: only the ref's pull request
+    is known, the others' files are content no known accept covers, so the judges read it."""
+    pulls = await three_pulls(bot)
+    numbers = [number for number, _ in pulls]
+    head = queue_chain(bot.fake, numbers, merge_commits=False)
+    base = bot.fake.repo(REPO).branches["main"]
+    asked = len(bot.llm.requests)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    event = merge_group_event(bot.fake, "checks_requested", numbers[-1], head, base_sha=base)
+    await bot.send("merge_group", event)
+    assert len(bot.llm.requests) == asked + 1
+    assert bot.check_runs(sha=head)[0].conclusion == "success"
+
+
+async def test_two_pulls_changing_one_file_merge_into_content_no_judge_read(
+    bot: Harness,
+) -> None:
+    """Both accepted, but the group's file is neither one's: judged."""
+    first, _ = await accepted_pull(bot, {"docs/shared.md": "# Shared\n\nOne.\n"}, branch="one")
+    second, _ = await accepted_pull(bot, {"docs/shared.md": "# Shared\n\nTwo.\n"}, branch="two")
+    head = queue_chain(bot.fake, [first, second], {"docs/shared.md": "# Shared\n\nOne. Two.\n"})
+    base = bot.fake.repo(REPO).branches["main"]
+    asked = len(bot.llm.requests)
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    event = merge_group_event(bot.fake, "checks_requested", second, head, base_sha=base)
+    await bot.send("merge_group", event)
+    assert len(bot.llm.requests) == asked + 1
+    assert "One. Two." in bot.llm.requests[-1].user_text

@@ -128,7 +128,9 @@ def test_first_allowed_merge_method() -> None:
 def test_messages_escape_what_people_named() -> None:
     line = queue_line("<b>main</b>", 3)
     assert "position 3" in line and "<b>" not in line
-    assert "The branch was deleted." in merged("a" * 40, "main", "squash", True)
+    note = "The branch `topic` was deleted."
+    assert merged("a" * 40, "main", "squash", note).endswith(f"(squash). {note}")
+    assert merged("a" * 40, "main", "squash").endswith("(squash).")
     assert "[AutoFix-Conflict]" in escalated("x", CONFLICT_LABEL, "main")
     failed = escalated("@team <script>", FAILED_LABEL, "main")
     assert "[Merge-Failed]" in failed and "<script>" not in failed

@@ -16,13 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
+from jsonschema import Draft7Validator
+from referencing.jsonschema import DRAFT7
 
 from bot.app import SERVICES, create_app
 from bot.github.client import GitHubApp
+from bot.intake.dispatch import Context
 from bot.merging.merge_settings import MergeSettings
 from bot.merging.queue_worker import merge_queue_ctx
+from bot.services import ServiceHub
 from bot.storage import storage_from_url
-from bot.storage.base import MergeEvent, MergeStatus, Storage
+from bot.storage.base import Delivery, DeliveryStatus, MergeEvent, MergeStatus, Storage
 from tests.support.app_helpers import make_settings
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
@@ -38,7 +42,10 @@ from tests.support.flow_helpers import (
     scores,
     validate_payload,
 )
-from tests.support.webhook_helpers import example
+from tests.support.flow_helpers import _schemas as webhook_schemas
+from tests.support.webhook_helpers import FIXTURES, example
+
+STATUS_FIXTURES = FIXTURES / "webhooks" / "status"
 
 FAST = {
     "merge_on_approve": True,
@@ -82,6 +89,29 @@ async def merge_harness(
 
 def app_clock() -> datetime:
     return datetime.now(UTC)
+
+
+def handler_context(storage: Storage, hub: ServiceHub, event: str, repository: str) -> Context:
+    """What the dispatcher hands a handler for a delivery of installation 1 being worked on,
+    for tests that run one feature's handler on its own."""
+    now = app_clock()
+    delivery = Delivery(
+        delivery_id=f"direct-{event}",
+        event=event,
+        action=None,
+        installation_id=1,
+        repository=repository,
+        body=b"{}",
+        status=DeliveryStatus.PROCESSING,
+        attempts=1,
+        received_at=now,
+        next_attempt_at=now,
+        lease_owner="test",
+        lease_expires_at=now,
+        last_error=None,
+        finished_at=None,
+    )
+    return Context(delivery, storage, hub, app_clock)
 
 
 async def wait_for(
@@ -200,6 +230,21 @@ def check_suite_completed(fake: FakeGitHub, head_sha: str) -> dict[str, Any]:
     return data
 
 
+def status_event(fake: FakeGitHub, sha: str, state: str = "success") -> dict[str, Any]:
+    """A `status` webhook (a commit status set on `sha`), from GitHub's example payload,
+    validated against GitHub's schema (tests/fixtures/github/webhooks/status/PROVENANCE.md)."""
+    data: dict[str, Any] = json.loads(example("status", "with-installation"))
+    pr = pull_request_payload(fake, "opened", next(iter(fake.repo(REPO).pulls)))
+    data["repository"] = pr["repository"]
+    data["installation"] = pr["installation"]
+    data["sha"] = data["commit"]["sha"] = sha
+    data["state"] = state
+    schema = json.loads((STATUS_FIXTURES / "event.schema.json").read_text())
+    registry = webhook_schemas().with_resource(schema["$id"], DRAFT7.create_resource(schema))
+    Draft7Validator({"$ref": schema["$id"]}, registry=registry).validate(data)
+    return data
+
+
 async def until_comment(bot: Harness, number: int, fragment: str) -> str:
     """The first comment on the pull request containing `fragment`, once it is there."""
     found: list[str] = []
@@ -216,27 +261,55 @@ def queue_group(fake: FakeGitHub, number: int, extra: dict[str, str | None] | No
     """The merge group GitHub's merge queue builds for one pull request: its head merged
     onto the base branch (plus `extra`, what the merge brings besides), on the queue's
     read-only branch. Returns the group's head sha."""
+    return queue_chain(fake, [number], extra)
+
+
+def queue_chain(
+    fake: FakeGitHub,
+    numbers: list[int],
+    extra: dict[str, str | None] | None = None,
+    *,
+    merge_commits: bool = True,
+) -> str:
+    """The merge group GitHub's merge queue builds for `numbers`, in queue order: each pull
+    request merged onto the one before it (the first onto the base branch), one commit
+    each, on the read-only branch named after the newest; `extra` comes with the last.
+    `merge_commits=False` writes single-parent commits, as a squash queue does. Returns
+    the group's head sha."""
     repo = fake.repo(REPO)
-    pull = repo.pulls[number]
-    base = repo.branches[pull.base_ref]
-    return fake.add_commit(
-        repo,
-        {**fake.merges.pull_changes(repo, number), **(extra or {})},
-        message=f"Merge pull request #{number}",
-        author="web-flow",
-        parents=[base, pull.head_sha],
-        branch=f"gh-readonly-queue/{pull.base_ref}/pr-{number}-{base}",
-    )
+    base = repo.branches[repo.pulls[numbers[0]].base_ref]
+    head = base
+    for number in numbers:
+        pull = repo.pulls[number]
+        changes = fake.merges.pull_changes(repo, number)
+        if number == numbers[-1]:
+            changes.update(extra or {})
+        head = fake.add_commit(
+            repo,
+            changes,
+            message=f"Merge pull request #{number} from {repo.owner}/{pull.head_ref}",
+            author="web-flow",
+            parents=[head, pull.head_sha] if merge_commits else [head],
+            branch=f"gh-readonly-queue/{pull.base_ref}/pr-{number}-{base}",
+        )
+    return head
 
 
 def merge_group_event(
-    fake: FakeGitHub, action: str, number: int, head_sha: str, reason: str | None = None
+    fake: FakeGitHub,
+    action: str,
+    number: int,
+    head_sha: str,
+    reason: str | None = None,
+    *,
+    base_sha: str | None = None,
 ) -> dict[str, Any]:
-    """A `merge_group` webhook for the group `queue_group` made."""
+    """A `merge_group` webhook for a group `queue_group` or `queue_chain` made, `number`
+    its newest pull request; `base_sha` defaults to the head's first parent."""
     data: dict[str, Any] = json.loads(example("merge_group", "checks_requested"))
     pr = pull_request_payload(fake, "opened", number)
     pull = fake.repo(REPO).pulls[number]
-    base = fake.repo(REPO).commits[head_sha].parents[0]
+    base = base_sha or fake.repo(REPO).commits[head_sha].parents[0]
     data["action"] = action
     data["repository"] = pr["repository"]
     data["installation"] = pr["installation"]
@@ -248,7 +321,7 @@ def merge_group_event(
         base_ref=f"refs/heads/{pull.base_ref}",
     )
     group["head_commit"]["id"] = head_sha
-    group["head_commit"]["message"] = f"Merge pull request #{number}"
+    group["head_commit"]["message"] = fake.repo(REPO).commits[head_sha].message
     if reason is not None:
         data["reason"] = reason
     validate_payload("merge_group", data)

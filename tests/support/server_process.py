@@ -11,6 +11,9 @@ and `benchmarks/recovery.py` (default settings):
      delivery is done.
 
 The database is read directly (read-only SQLite), as an operator would.
+
+Several processes on one PostgreSQL database (`fresh_postgres_database`, `start_all`) are
+the replicas of `tests/merging/test_two_processes.py`.
 """
 
 from __future__ import annotations
@@ -23,11 +26,15 @@ import socket
 import sqlite3
 import sys
 import time
+import uuid
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+import asyncpg
 
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.webhook_helpers import SECRET, example, webhook_headers
@@ -218,3 +225,29 @@ async def _until_done(database: Path, delivery_id: str, seconds: float) -> Deliv
             if row is not None and row.status == "done":
                 return row
             await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def fresh_postgres_database(admin_url: str) -> AsyncIterator[str]:
+    """A new, empty PostgreSQL database on the server of `admin_url` (one of its own, so
+    server processes, which use the default schema, meet no other test's rows); its URL.
+    Dropped afterwards, with any connection a killed process left behind."""
+    name = f"judge_proc_{uuid.uuid4().hex[:16]}"
+    admin = await asyncpg.connect(admin_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
+        finally:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def start_all(servers: Sequence[ServerProcess]) -> None:
+    """Start processes side by side (replicas booting together), each until it is up."""
+    await asyncio.gather(*(server.start() for server in servers))
+
+
+async def stop_all(servers: Sequence[ServerProcess]) -> None:
+    await asyncio.gather(*(server.stop() for server in servers))

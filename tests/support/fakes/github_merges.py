@@ -13,12 +13,19 @@
 * `PUT .../update-branch` answers 422 unless `expected_head_sha` is the head, else 202
   and moves the head to a new merge commit of the base into it (recorded in `updates`,
   so tests can send the `synchronize` webhook GitHub would).
+* `DELETE .../git/refs/heads/<branch>` removes the branch (recorded in `deleted_branches`);
+  422 "Reference does not exist" for a branch already gone, 422 for the default branch.
+* `GET .../commits/{sha}/pulls`: the pull requests whose commits include `sha` (open and
+  merged while it is not on the default branch, else the merged ones), as GitHub lists them.
+* `merge_delay`: seconds each merge takes (0: none); `max_merges_in_flight` is the most
+  merge requests GitHub was ever working on at once, for tests that check there is one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tests.support.fakes.github_http import FakeGitHubError, Handler, Incoming, Reply
 from tests.support.fakes.github_model import Pull, Repo, Review
@@ -28,6 +35,22 @@ if TYPE_CHECKING:
     from tests.support.fakes.github_shapes import Shapes
 
 NOT_MERGEABLE = "Pull Request is not mergeable"
+NO_REFERENCE = "Reference does not exist"
+# `pull-request-simple` (list endpoints) lacks these fields of a full pull request.
+_FULL_ONLY = (
+    "merged",
+    "mergeable",
+    "rebaseable",
+    "mergeable_state",
+    "merged_by",
+    "comments",
+    "review_comments",
+    "maintainer_can_modify",
+    "commits",
+    "additions",
+    "deletions",
+    "changed_files",
+)
 HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
 
 
@@ -46,9 +69,15 @@ class MergeHandlers:
         self.merged: list[tuple[int, str, str]] = []
         """(pull number, merged head sha, merge method) per successful merge."""
         self.unknown_reads_after_push = 0
+        self.deleted_branches: list[str] = []
+        self.merge_delay = 0.0
+        self.merges_in_flight = 0
+        self.max_merges_in_flight = 0
 
     def table(self) -> dict[str, Handler]:
         return {
+            "git/delete-ref": self._delete_ref,
+            "repos/list-pull-requests-associated-with-commit": self._pulls_with_commit,
             "pulls/merge": self._merge,
             "pulls/update-branch": self._update_branch,
             "pulls/list-reviews": self._list_reviews,
@@ -145,6 +174,16 @@ class MergeHandlers:
         return None
 
     async def _merge(self, incoming: Incoming) -> Reply:
+        self.merges_in_flight += 1
+        self.max_merges_in_flight = max(self.max_merges_in_flight, self.merges_in_flight)
+        try:
+            if self.merge_delay:
+                await asyncio.sleep(self.merge_delay)
+            return self._merge_now(incoming)
+        finally:
+            self.merges_in_flight -= 1
+
+    def _merge_now(self, incoming: Incoming) -> Reply:
         repo, pull = self._pull_for(incoming)
         fields = incoming.json or {}
         sha = fields.get("sha")
@@ -248,3 +287,44 @@ class MergeHandlers:
         review.state = "DISMISSED"
         review.dismissal = str((incoming.json or {}).get("message") or "")
         return Reply(200, self.shapes.review_json(repo, pull, review))
+
+    def _repo_for(self, incoming: Incoming) -> Repo:
+        repo = self.fake.repos.get(f"{incoming.params['owner']}/{incoming.params['repo']}".lower())
+        if repo is None or repo.installation_id != incoming.installation_id:
+            raise FakeGitHubError(404, "Not Found")
+        return repo
+
+    async def _delete_ref(self, incoming: Incoming) -> Reply:
+        repo = self._repo_for(incoming)
+        kind, _, name = incoming.params["ref"].partition("/")
+        if kind != "heads" or name not in repo.branches:
+            raise FakeGitHubError(422, NO_REFERENCE)
+        if name == repo.default_branch:
+            raise FakeGitHubError(422, "Cannot delete the default branch")
+        del repo.branches[name]
+        self.deleted_branches.append(name)
+        return Reply(204)
+
+    async def _pulls_with_commit(self, incoming: Incoming) -> Reply:
+        repo = self._repo_for(incoming)
+        sha = repo.resolve(incoming.params["commit_sha"])
+        if sha is None:
+            raise FakeGitHubError(422, f"No commit found for SHA: {incoming.params['commit_sha']}")
+        on_default = sha in repo.ancestors(repo.branches[repo.default_branch])
+        found = []
+        for pull in repo.pulls.values():
+            if sha not in repo.commits_between(pull.base_sha, pull.head_sha):
+                continue
+            still_open = repo.issues[pull.number].state == "open"
+            if pull.merged or (still_open and not on_default):
+                found.append(self._simple_pull(repo, pull))
+        return Reply(200, found)
+
+    def _simple_pull(self, repo: Repo, pull: Pull) -> dict[str, Any]:
+        """A `pull-request-simple`; reading it does not use up a null `mergeable` read."""
+        unknown = pull.unknown_reads
+        data = self.shapes.pull_json(repo, pull)
+        pull.unknown_reads = unknown
+        for key in _FULL_ONLY:
+            data.pop(key, None)
+        return data
