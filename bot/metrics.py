@@ -10,12 +10,23 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from bot.storage.base import DeliveryStatus
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "MODEL_CALL_BUCKETS", "Metrics"]
+
+# Seconds: a quick model answers in a second or two, a reasoning one in a minute or more; a
+# call's two attempts at the default per-tier limits (45-60 s) end by the last bucket.
+MODEL_CALL_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120)
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._add_delivery_metrics()
+        self._add_github_metrics()
+        self._add_feature_metrics()
+        self._add_judgment_metrics()
+
+    def _add_delivery_metrics(self) -> None:
+        """The webhook intake and the delivery queue."""
         self.received = self._counter(
             "judge_deliveries_received",
             "Webhook deliveries accepted and stored, by event.",
@@ -75,6 +86,9 @@ class Metrics:
             buckets=(0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180),
             registry=self.registry,
         )
+
+    def _add_github_metrics(self) -> None:
+        """GitHub's answers and rate limits."""
         self.github_calls = Counter(
             "judge_github_api_calls",
             "GitHub API responses, by method and status code.",
@@ -93,7 +107,6 @@ class Metrics:
             "the installation (scope installation) or for the App's own JWT calls (scope app).",
             "scope",
         )
-        self._add_feature_metrics()
 
     def _add_feature_metrics(self) -> None:
         """Missed-delivery recovery, the provider self-check and notifications."""
@@ -129,6 +142,53 @@ class Metrics:
             "Notifications to JUDGE_NOTIFY_URL by kind and outcome: sent, failed (every "
             "attempt failed), duplicate (the event was already notified).",
             ["kind", "outcome"],
+            registry=self.registry,
+        )
+
+    def _add_judgment_metrics(self) -> None:
+        """What judgments decided and what their model calls cost (bot/record_metrics.py)."""
+        self.verdicts = Counter(
+            "judge_verdicts",
+            "Judgments by final decision, mode (advisory, blocking, or none outside the App) "
+            "and GO/NO-GO label.",
+            ["decision", "mode", "go_no_go"],
+            registry=self.registry,
+        )
+        self.verdict_cache_hits = Counter(
+            "judge_verdict_cache_hits",
+            "Judgments answered from the verdict cache, without a model call.",
+            registry=self.registry,
+        )
+        self.refusals = self._counter(
+            "judge_refusals",
+            "Judgments settled undetermined before any model was asked, by reason: throttle, "
+            "budget, four-eyes (no independent quick judge), unconfigured (no LLM set up).",
+            "reason",
+        )
+        self.model_calls = Counter(
+            "judge_model_calls",
+            "Model calls (one per round, retries included) by tier and how the last attempt "
+            "ended: ok, timeout, rate_limited, http_error, transport_error, malformed, empty, "
+            "unparseable, deadline, budget, error.",
+            ["tier", "outcome"],
+            registry=self.registry,
+        )
+        self.model_attempts = self._counter(
+            "judge_model_attempts",
+            "Requests sent to a model provider, by tier (a call retried once is two).",
+            "tier",
+        )
+        self.model_call_seconds = Histogram(
+            "judge_model_call_seconds",
+            "Time a model call took, its retries included, by tier (calls that sent a request).",
+            ["tier"],
+            buckets=MODEL_CALL_BUCKETS,
+            registry=self.registry,
+        )
+        self.model_tokens = Counter(
+            "judge_model_tokens",
+            "Tokens the providers reported, by tier and kind (input: prompt, output: completion).",
+            ["tier", "kind"],
             registry=self.registry,
         )
 

@@ -19,6 +19,7 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.research_settings import ResearchRules
 from bot.merging.merge_settings import MergeSettings, default_merge_settings
+from bot.metrics import Metrics
 from bot.notify.sender import Notifier
 
 # A repository's `models:` override gets an engine of its own; few repositories override,
@@ -42,6 +43,8 @@ class Services:
     research: ResearchRules = field(default_factory=ResearchRules)
     # None in tests that build services by hand: nothing to notify.
     notifier: Notifier | None = None
+    # The app's registry; tests that build services by hand count into their own.
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 class Doorbell:

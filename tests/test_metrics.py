@@ -28,3 +28,17 @@ def test_deferrals_and_lost_leases_are_exposed() -> None:
     text = metrics.render().decode()
     assert 'judge_deliveries_deferred_total{event="push"} 1.0' in text
     assert 'judge_deliveries_lease_lost_total{event="pull_request"} 1.0' in text
+
+
+def test_model_call_latency_buckets_span_llm_calls() -> None:
+    """Half a second to two minutes: a quick answer and a deep one land in buckets of their
+    own, and a call at its time limits is not lost in +Inf."""
+    metrics = Metrics()
+    for seconds in (0.7, 42.0, 119.0):
+        metrics.model_call_seconds.labels(tier="deep").observe(seconds)
+    sample = metrics.registry.get_sample_value
+    bucket = "judge_model_call_seconds_bucket"
+    assert sample(bucket, {"tier": "deep", "le": "0.5"}) == 0
+    assert sample(bucket, {"tier": "deep", "le": "1.0"}) == 1
+    assert sample(bucket, {"tier": "deep", "le": "45.0"}) == 2
+    assert sample(bucket, {"tier": "deep", "le": "120.0"}) == 3
