@@ -4,8 +4,9 @@ A temporary SQLite database is filled with N records spread over the last 14 day
 (default 100,000): ten repositories; mostly quick accepts, some quick improve then deep,
 rejects, escalations that reached the tiebreaker, undetermined outages with failed
 calls, cache hits without calls, and overrides of about one in forty changes. Then the
-command's own path runs, as `judge-bot calibrate --json` does: read the window
-(`Storage.list_verdicts`), reduce records to facts, compute every figure, render.
+command's own path runs, as `judge-bot calibrate --json` does: read the window's facts
+(`Storage.list_verdict_facts`, the lean read), turn the rows into facts, compute every
+figure, render.
 
 Printed: the time of each step and the total (median of --runs), against the target of
 2 s for 100,000 records. Filling the database is not timed.
@@ -32,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.judge.records import CallStats, RoundRecord, RubricName, Tier, Verdict, VerdictRecord
 from bot.reports.calibration_view import calibration_json, render_calibration
-from bot.reports.facts import facts_of
+from bot.reports.facts import facts_of_rows
 from bot.reports.kpis import calibrate
 from bot.reports.report_cli import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
-from bot.storage.base import StoredVerdict
+from bot.storage.base import VerdictFacts
 from bot.storage.sqlite import SqliteStorage
 
 TARGET_SECONDS = 2.0
@@ -171,11 +172,11 @@ async def _append(store: SqliteStorage, item: VerdictRecord) -> None:
     )
 
 
-async def read(path: Path, since: datetime) -> list[StoredVerdict]:
+async def read(path: Path, since: datetime) -> list[VerdictFacts]:
     store = SqliteStorage(str(path))
     await store.open()
     try:
-        return await store.list_verdicts(since=since)
+        return await store.list_verdict_facts(since=since)
     finally:
         await store.close()
 
@@ -189,9 +190,9 @@ def timed(step: Callable[[], Any]) -> tuple[Any, float]:
 def one_run(path: Path, now: datetime, thresholds: CalibrationThresholds) -> dict[str, float]:
     since = now - timedelta(days=DAYS)
     with collector_paused():  # as the command runs
-        stored, read_s = timed(lambda: asyncio.run(read(path, since)))
-        (facts, unreadable), facts_s = timed(lambda: facts_of(stored))
-        stored = []
+        rows, read_s = timed(lambda: asyncio.run(read(path, since)))
+        (facts, unreadable), facts_s = timed(lambda: facts_of_rows(rows))
+        rows = []
         report, kpis_s = timed(
             lambda: calibrate(facts, thresholds, now=now, days=DAYS, unreadable=unreadable)
         )

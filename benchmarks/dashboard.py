@@ -2,12 +2,16 @@
 
 A temporary SQLite database is filled with N records over the last 14 days (default
 100,000; the same log as benchmarks/calibrate.py), the whole app is started on loopback
-with the dashboard on, and the page is fetched with the bearer token:
+with the dashboard on (the KPI gauges off, so only the dashboard computes), and the page
+is fetched with the bearer token:
 
-* cold: the first request of a filter, which computes the view (every record of the
-  window read, counted by the reports, laid out);
+* start: the default view (14 days, every repository) is computed in the background as
+  the app starts (the window's facts read, counted by the reports, laid out); then the
+  first request, served from it;
 * warm: --requests further requests of that filter, served from the computed view; the
   target is a median under 100 ms;
+* one repository, cold: the first request of another filter computes its view while the
+  person waits (that repository's facts only);
 * after a new record: the next request (the computed view, still fresh) and how long
   until the page shows the record (the view's age limit, then one computation in the
   background while the old view is still served).
@@ -37,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibrate import _append, fill, record  # the calibration benchmark's log
 
 from bot.app import TIER_BOARD, create_app
-from bot.dashboard.handlers import PAGE, add_dashboard
+from bot.dashboard.filters import DEFAULT_DAYS, Filter
+from bot.dashboard.handlers import DASHBOARD, PAGE, add_dashboard
 from bot.settings import Settings
 from bot.storage.sqlite import SqliteStorage
 
@@ -71,20 +76,24 @@ def line(name: str, values: list[float]) -> str:
     )
 
 
-async def serve(store: SqliteStorage, path: Path, now: datetime) -> web.AppRunner:
+async def serve(store: SqliteStorage, path: Path, now: datetime) -> tuple[web.AppRunner, float]:
+    """The app on loopback, and how long its default view took to compute at start."""
     settings = Settings(
         _env_file=None,
         DASHBOARD_TOKEN=TOKEN,
         DATABASE_URL=f"sqlite:///{path}",
         LOG_FORMAT="pretty",
+        JUDGE_KPI_REFRESH_SECONDS=0,
     )
     app = create_app(settings, storage=store, start_workers=False, clock=lambda: now)
     if not any(getattr(r, "canonical", None) == PAGE for r in app.router.resources()):
         add_dashboard(app, settings, store, tiers=app[TIER_BOARD].current, clock=lambda: now)
     runner = web.AppRunner(app, access_log=None)
+    started = time.perf_counter()
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", 0).start()
-    return runner
+    await app[DASHBOARD].views.get(Filter(None, DEFAULT_DAYS))  # joins the start's computation
+    return runner, time.perf_counter() - started
 
 
 async def main(records: int, requests: int) -> None:
@@ -96,23 +105,29 @@ async def main(records: int, requests: int) -> None:
         started = time.perf_counter()
         await fill(store, records, now)
         print(f"filled {records:,} judgments in {time.perf_counter() - started:.1f} s (not timed)")
-        runner = await serve(store, path, now)
+        runner, warming = await serve(store, path, now)
         port = runner.addresses[0][1]
         base = f"http://127.0.0.1:{port}{PAGE}"
         try:
             async with aiohttp.ClientSession() as session:
-                await report(session, store, base, now, requests)
+                await report(session, store, base, now, requests, warming)
         finally:
             await runner.cleanup()
 
 
 async def report(
-    session: aiohttp.ClientSession, store: SqliteStorage, base: str, now: datetime, requests: int
+    session: aiohttp.ClientSession,
+    store: SqliteStorage,
+    base: str,
+    now: datetime,
+    requests: int,
+    warming: float,
 ) -> None:
     everything, one_repo = f"{base}?days=14", f"{base}?days=14&repo=octo/repo-3"
-    cold, shown = await fetch(session, everything)
+    first, shown = await fetch(session, everything)
     print(f"\n/dashboard, 14 days, all repositories ({shown:,} judgments in the window)")
-    print(f"  {'cold (computes the view)':<28} {cold:8.1f} ms")
+    print(f"  {'view computed at start in':<28} {warming * 1000:8.1f} ms (background)")
+    print(f"  {'first request':<28} {first:8.1f} ms")
     warm = await timed_requests(session, everything, requests)
     print(line("warm", warm))
     cold_repo, shown_repo = await fetch(session, one_repo)

@@ -2,7 +2,7 @@
 
 POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
 GET  /healthz       -> storage.ping
-GET  /metrics       -> Prometheus text
+GET  /metrics       -> Prometheus text (the KPI gauges refreshed in the background)
 GET  /dashboard     -> verdicts, KPIs, providers (with DASHBOARD_TOKEN; bot.dashboard)
 GET  /              -> status page, or the registration page when APP_ID is unset
 GET  /setup/callback -> (setup mode only) GitHub's return from registering the App
@@ -42,9 +42,11 @@ from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.notify.sender import Notifier
 from bot.pages import render_status_page
 from bot.registration.handlers import Registration, add_registration
+from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, kpi_metrics_ctx
+from bot.reports.thresholds import CalibrationThresholds
 from bot.routing import build_router
 from bot.services import ServiceHub, Services
-from bot.settings import Settings, load_judge_config
+from bot.settings import Settings, load_judge_config, load_judge_section
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, StorageUnavailable
 
@@ -121,6 +123,7 @@ def create_app(
         app.cleanup_ctx.append(
             self_check_ctx(board, config, metrics, interval=settings.self_check_interval_seconds)
         )
+    thresholds = _kpi_gauges(app, settings, store, metrics, clock)
     if settings.configured:
         app.router.add_get("/", _status_page)
     else:
@@ -140,11 +143,24 @@ def create_app(
         app.router.add_post(settings.webhook_path, handler)
     else:
         app.router.add_post(settings.webhook_path, _not_configured)
-    add_dashboard(app, settings, store, tiers=board.current, clock=clock)
+    add_dashboard(app, settings, store, tiers=board.current, thresholds=thresholds, clock=clock)
     return app
 
 
 CleanupContext = Callable[[web.Application], AsyncIterator[None]]
+
+
+def _kpi_gauges(
+    app: web.Application, settings: Settings, store: Storage, metrics: Metrics, clock: Clock
+) -> CalibrationThresholds | None:
+    """The KPI gauges on /metrics, refreshed for the app's life unless turned off; the
+    calibration limits they were read with (the dashboard shares them)."""
+    if settings.kpi_refresh_seconds <= 0:
+        return None
+    thresholds = load_judge_section(CalibrationThresholds)
+    refresher = KpiRefresher(store, KpiGauges(metrics.registry), thresholds, clock)
+    app.cleanup_ctx.append(kpi_metrics_ctx(refresher, settings.kpi_refresh_seconds))
+    return thresholds
 
 
 def _worker_pool(
@@ -225,6 +241,7 @@ def _services_ctx(
                     merge=features.merge,
                     research=features.research,
                     notifier=notifier,
+                    metrics=metrics,
                 )
             )
         yield

@@ -247,6 +247,10 @@ class Settings(DatabaseSettings):
     self_check_interval_seconds: Annotated[float, Field(ge=0)] = Field(
         default=3600.0, alias="JUDGE_SELF_CHECK_INTERVAL_SECONDS"
     )
+    # How often the calibration KPI gauges on /metrics are computed again; 0: never.
+    kpi_refresh_seconds: Annotated[float, Field(ge=0)] = Field(
+        default=300.0, alias="JUDGE_KPI_REFRESH_SECONDS"
+    )
     # Missed deliveries: GitHub does not retry a delivery that failed while we were down.
     redeliver_missed: bool = Field(default=True, alias="JUDGE_REDELIVER_MISSED")
     redeliver_window_hours: Annotated[float, Field(gt=0, le=72)] = Field(

@@ -92,6 +92,11 @@ def test_delivery_lease_defaults_recover_a_crash_within_half_a_minute() -> None:
     assert settings.max_run_seconds == 3600.0
 
 
+def test_kpi_gauges_refresh_every_five_minutes_unless_turned_off() -> None:
+    assert load_settings().kpi_refresh_seconds == 300.0
+    assert load_settings(JUDGE_KPI_REFRESH_SECONDS="0").kpi_refresh_seconds == 0.0
+
+
 def test_delivery_lease_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_LEASE_SECONDS", "3")
     monkeypatch.setenv("JUDGE_MAX_RUN_SECONDS", "900")
@@ -139,6 +144,7 @@ def test_private_key_with_escaped_newlines(github_keypair: Any) -> None:
         ({"JUDGE_LEASE_SECONDS": "0"}, "JUDGE_LEASE_SECONDS"),
         ({"JUDGE_MAX_RUN_SECONDS": "-1"}, "JUDGE_MAX_RUN_SECONDS"),
         ({"JUDGE_MAX_RUN_SECONDS": "soon"}, "JUDGE_MAX_RUN_SECONDS"),
+        ({"JUDGE_KPI_REFRESH_SECONDS": "-1"}, "JUDGE_KPI_REFRESH_SECONDS"),
         ({"APP_ID": "abc", "PRIVATE_KEY": "k", "WEBHOOK_SECRET": "s"}, "APP_ID"),
         ({"APP_ID": "1", "WEBHOOK_SECRET": SECRET_VALUE}, "PRIVATE_KEY"),
         ({"APP_ID": "1", "PRIVATE_KEY": "not a key"}, "WEBHOOK_SECRET"),

@@ -2,9 +2,10 @@
 server-rendered page, for a person who holds `DASHBOARD_TOKEN` (or a script sending it).
 
     access     who may see the page: bearer token, signed session cookie, origin (pure)
-    filters    the query string read into a repository and a number of days (pure)
+    filters    the query string read into a repository, a number of days and a tag (pure)
     chart      verdicts per day as stacked bars, laid out for an inline SVG (pure)
     view       the reports' numbers for one filter, shaped for the template (pure)
+    queues     the merge queues' active entries as the page lists them (pure)
     freshness  when a computed view may still be shown (pure), and the cache that keeps one
                per filter and computes stale ones in line or in the background
     reading    the storage reads one view needs (the only I/O besides the routes)

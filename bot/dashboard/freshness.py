@@ -94,6 +94,12 @@ class ViewCache(Generic[K, V]):
             return cached
         return await asyncio.shield(self._start(key))
 
+    def warm(self, key: K) -> None:
+        """Compute `key` in the background unless it is cached or being computed: the
+        first person to ask then waits for nothing."""
+        if key not in self._entries:
+            self._start(key)
+
     def _start(self, key: K) -> asyncio.Task[Cached[V]]:
         running = self._running.get(key)
         if running is None:

@@ -32,13 +32,14 @@ from bot.dashboard.access import (
     session_valid,
     token_valid,
 )
-from bot.dashboard.filters import Filter, FilterError, parse_filter
+from bot.dashboard.filters import DEFAULT_DAYS, Filter, FilterError, parse_filter
 from bot.dashboard.freshness import DEFAULT_FRESHNESS, Freshness, ViewCache
 from bot.dashboard.reading import read_sources
 from bot.dashboard.render import render_dashboard, render_message, render_sign_in
 from bot.dashboard.view import DashboardView, build_view
 from bot.judge.tier_status import TierStatus
 from bot.pages import tier_rows
+from bot.registration.addresses import web_url
 from bot.reports.report_cli import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings, load_judge_section
@@ -99,8 +100,10 @@ class Dashboard:
         clock: Clock,
         freshness: Freshness,
         monotonic: Callable[[], float] = time.monotonic,
+        web_url: str = "https://github.com",
     ) -> None:
         self._token = token
+        self._web_url = web_url
         self._base_url = base_url
         self._storage = storage
         self._thresholds = thresholds
@@ -119,7 +122,7 @@ class Dashboard:
         async with self._computing:
             with collector_paused():
                 now = self._clock()
-                sources = await read_sources(self._storage, chosen, now)
+                sources = await read_sources(self._storage, chosen, now, self._web_url)
                 # Counting is seconds of pure Python over a large window: off the event
                 # loop, so webhooks keep being answered meanwhile.
                 return await asyncio.to_thread(build_view, sources, chosen, self._thresholds, now)
@@ -148,7 +151,7 @@ class Dashboard:
         try:
             chosen = parse_filter(request.query)
         except FilterError as exc:
-            link = f"{PAGE}?{Filter(None, 14).query()}"
+            link = f"{PAGE}?{Filter(None, DEFAULT_DAYS).query()}"
             return _html(
                 render_message("Bad filter", str(exc), kind="problem", link=link,
                                link_text="the dashboard without filters"),
@@ -210,6 +213,9 @@ class Dashboard:
         return response
 
 
+DASHBOARD = web.AppKey("dashboard", Dashboard)
+
+
 def _refused_origin() -> web.Response:
     return _html(
         render_message(
@@ -262,14 +268,22 @@ def add_dashboard(
         clock,
         freshness,
         monotonic,
+        web_url(settings.github_api_url),
     )
+    app[DASHBOARD] = dashboard
     app.router.add_get(PAGE, dashboard.page)
     app.router.add_get(SIGN_IN, dashboard.sign_in_form)
     app.router.add_post(SIGN_IN, dashboard.sign_in)
     app.router.add_post(SIGN_OUT, dashboard.sign_out)
 
+    async def warm_default_view(_: web.Application) -> None:
+        # The page as people open it first is computed once storage is open (the cleanup
+        # contexts start before this), so nobody waits for it.
+        dashboard.views.warm(Filter(None, DEFAULT_DAYS))
+
     async def close_views(_: web.Application) -> None:
         await dashboard.views.close()
 
+    app.on_startup.append(warm_default_view)
     app.on_cleanup.append(close_views)
     return dashboard

@@ -1,6 +1,6 @@
-"""One filter's dashboard, computed from the window's records with the reports' own
+"""One filter's dashboard, computed from the window's facts with the reports' own
 functions (`triage`, `calibrate`), so every number equals what `judge-bot triage` and
-`judge-bot calibrate` print for the same repository and days. Pure.
+`judge-bot calibrate` print for the same repository, days and tag. Pure.
 
 Figures are formatted here, once, with the reports' formatters: the template only places
 strings.
@@ -8,20 +8,29 @@ strings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.dashboard.chart import Chart, layout, per_day
 from bot.dashboard.filters import Filter
+from bot.dashboard.queues import QueuePanel, queue_panels
 from bot.reports.calibration_view import percent, seconds, with_counts
-from bot.reports.facts import facts_of, in_repository
+from bot.reports.facts import RecordFact
 from bot.reports.kpis import Calibration, ScopeReport, calibrate
 from bot.reports.model_kpis import GroupFigures
 from bot.reports.thresholds import CalibrationThresholds
-from bot.reports.triage import Flagged, OpenIssue, Subject, SubjectKey, Triage, triage
+from bot.reports.triage import (
+    Flagged,
+    OpenIssue,
+    Subject,
+    SubjectKey,
+    Triage,
+    is_flagged,
+    triage,
+)
 from bot.reports.triage_view import change_of, when
-from bot.storage.base import StoredVerdict
+from bot.storage.base import MergeEntry, StoredVerdict
 
 FLAGGED_SHOWN = 50
 
@@ -41,6 +50,7 @@ class FlaggedRow:
     override: str
     finding: str
     link: str | None
+    tags: str
 
 
 @dataclass(frozen=True)
@@ -78,12 +88,19 @@ class ModelRow:
 
 @dataclass(frozen=True)
 class Sources:
-    """What storage held for the window: every repository's records (oldest first), the
-    flagged commits' links and the open disagreement issues of the filtered records."""
+    """What storage held for the window: the chosen repository's facts (every one's when
+    none was chosen; oldest first) and how many records could not be read, the
+    repositories with records in the window, the full records and links of the flagged
+    items listed, the open disagreement issues and the active merge-queue entries."""
 
-    stored: Sequence[StoredVerdict]
+    facts: Sequence[RecordFact]
+    unreadable: int
+    repositories: Sequence[str]
+    details: Mapping[int, StoredVerdict]
     subjects: Mapping[SubjectKey, Subject]
     open_issues: Sequence[OpenIssue]
+    queues: Sequence[MergeEntry] = ()
+    web_url: str = "https://github.com"
 
 
 @dataclass(frozen=True)
@@ -102,6 +119,9 @@ class DashboardView:
     overall: ScopeRow
     scopes: list[ScopeRow]
     models: list[ModelRow]
+    tags: list[str]
+    """The tags of the window's flagged items: the tag filter's choices."""
+    queues: list[QueuePanel]
 
 
 def build_view(
@@ -112,52 +132,70 @@ def build_view(
 ) -> DashboardView:
     since = now - timedelta(days=chosen.days)
     report = triage(
-        sources.stored,
+        sources.facts,
         now=now,
         days=chosen.days,
         repository=chosen.repository,
+        details=sources.details,
         subjects=sources.subjects,
         open_issues=sources.open_issues,
+        tag=chosen.tag,
+        unreadable=sources.unreadable,
+        shown=FLAGGED_SHOWN,
     )
-    facts, unreadable = facts_of(in_repository(sources.stored, chosen.repository))
     calibration = calibrate(
-        facts,
+        sources.facts,
         thresholds,
         now=now,
         days=chosen.days,
         repository=chosen.repository,
-        unreadable=unreadable,
+        unreadable=sources.unreadable,
     )
+    queues = [
+        entry
+        for entry in sources.queues
+        if chosen.repository is None or entry.repository.lower() == chosen.repository.lower()
+    ]
     return DashboardView(
         filter=chosen,
         since=since,
         until=now,
-        repositories=repositories_of(sources.stored, chosen.repository),
-        # Only the rows shown are kept: a cached view must not hold every flagged record.
-        report=replace(report, flagged=report.flagged[:FLAGGED_SHOWN]),
+        repositories=list(sources.repositories),
+        report=report,
         calibration=calibration,
-        chart=layout(per_day(facts, since, now)),
-        flagged=[flagged_row(item) for item in report.flagged[:FLAGGED_SHOWN]],
-        flagged_total=len(report.flagged),
+        chart=layout(per_day(sources.facts, since, now)),
+        flagged=[flagged_row(item) for item in report.flagged],
+        flagged_total=report.flagged_total,
         issues=[
             IssueRow(i.repository, i.task, i.number, web_link(i.url)) for i in report.open_issues
         ],
         overall=scope_row(calibration.overall),
         scopes=[scope_row(s) for s in calibration.repositories],
         models=[model_row(m) for m in calibration.models],
+        tags=flagged_tags(sources.facts, chosen.tag),
+        queues=queue_panels(queues, sources.web_url, now),
     )
 
 
-def repositories_of(stored: Sequence[StoredVerdict], chosen: str | None) -> list[str]:
-    """The filter's choices: every repository with records in the window, and the chosen
-    one even without any."""
+def repositories_of(repositories: Iterable[str | None], chosen: str | None) -> list[str]:
+    """The filter's choices: every repository with records in the window (one spelling
+    per name compared without case, the first given), and the chosen one even without
+    any."""
     names: dict[str, str] = {}
-    for item in stored:
-        if item.repository:
-            names.setdefault(item.repository.lower(), item.repository)
+    for name in repositories:
+        if name:
+            names.setdefault(name.lower(), name)
     if chosen is not None:
         names.setdefault(chosen.lower(), chosen)
     return [names[key] for key in sorted(names)]
+
+
+def flagged_tags(facts: Iterable[RecordFact], chosen: str | None) -> list[str]:
+    """Every tag a flagged judgment carries, and the chosen one even without any."""
+    tags = {tag for fact in facts if is_flagged(fact) for tag in fact.tags}
+    if chosen is not None:
+        tags.add(chosen)
+    return sorted(tags)
 
 
 def flagged_row(item: Flagged) -> FlaggedRow:
@@ -170,6 +208,7 @@ def flagged_row(item: Flagged) -> FlaggedRow:
         override=item.override or "",
         finding=item.findings[0] if item.findings else "",
         link=web_link(item.link),
+        tags=", ".join(item.tags),
     )
 
 

@@ -1,9 +1,10 @@
-"""A stored verdict record reduced to what the reports read. Pure.
+"""A verdict record reduced to what the reports read. Pure.
 
-Calibration reads every record of a two-week window, so records are not validated as
-whole `VerdictRecord`s (their reasoning, findings and hashes are not needed here); the
-few fields used are read directly and a record missing one, or holding a value of the
-wrong kind, is counted as unreadable instead of stopping the report.
+Calibration reads every record of a two-week window, so the reports read the compact
+facts storage keeps beside each record (`Storage.list_verdict_facts`,
+`bot.storage.verdict_facts`), never whole `VerdictRecord`s. A record missing one of
+the fields used, or holding a value of the wrong kind or an unknown verdict, is counted
+as unreadable instead of stopping the report.
 
 Two kinds of record share the log. A judgment is what the judges (or the checks without
 a model) decided. A human decision is written by `/judge override` (`decided_by` set):
@@ -13,14 +14,17 @@ judges' verdict back. Both carry the change they are about: repository, head sha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from functools import partial
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bot.judge.authorship import family_of_model
 from bot.judge.records import GoNoGo, Verdict
-from bot.storage.base import StoredVerdict
+from bot.storage.base import StoredVerdict, VerdictFacts
+from bot.storage.verdict_facts import facts_of_stored
 
 LABELS: tuple[GoNoGo, ...] = ("GO", "NO-GO", "UNDETERMINED")
 LOCAL = "(local)"
@@ -40,8 +44,10 @@ class Window:
     days: int
 
 
-@dataclass(frozen=True, slots=True)
-class RoundFact:
+class RoundFact(NamedTuple):
+    """A tuple: judgments are grouped by their rounds (`bot.reports.shapes`), and a
+    tuple hashes fast."""
+
     tier: str
     model: str
     family: str
@@ -49,10 +55,9 @@ class RoundFact:
     """None when the round's call or parse failed."""
 
 
-@dataclass(frozen=True, slots=True)
-class CallFact:
+class CallFact(NamedTuple):
     """One provider call after its retries: `attempts` requests, the last one usable
-    when `ok`."""
+    when `ok`. A tuple in the stored call's own order: a window holds many."""
 
     tier: str
     model: str
@@ -69,8 +74,9 @@ class HumanFact:
     by: str
 
 
-@dataclass(frozen=True, slots=True)
-class RecordFact:
+class RecordFact(NamedTuple):
+    """One record's facts (a tuple: a window holds a hundred thousand)."""
+
     seq: int
     change: ChangeKey
     repository: str | None
@@ -81,105 +87,151 @@ class RecordFact:
     calls: tuple[CallFact, ...]
     human: HumanFact | None
     """Set on a person's record (an override or its cancel), None on a judgment."""
+    tags: tuple[str, ...] = ()
 
     @property
     def scope(self) -> str:
         return self.repository or LOCAL
 
+    @property
+    def task_id(self) -> str:
+        return self.change[2]
+
+    @property
+    def head_sha(self) -> str | None:
+        return self.change[1] or None
+
     def deciding_round(self) -> RoundFact | None:
-        """The last round that answered: the one the GO/NO-GO label was read from."""
-        return next((r for r in reversed(self.rounds) if r.verdict is not None), None)
+        return deciding_round(self.rounds)
 
 
-def fact_of(stored: StoredVerdict) -> RecordFact | None:
-    """The facts of one stored record, or None when it lacks what the reports need."""
+def deciding_round(rounds: Sequence[RoundFact]) -> RoundFact | None:
+    """The last round that answered: the one the GO/NO-GO label was read from."""
+    return next((r for r in reversed(rounds) if r.verdict is not None), None)
+
+
+class _Rounds:
+    """Decoded rounds by their stored text. A window repeats a handful of shapes (which
+    tiers ran, which models, what they said) thousands of times."""
+
+    limit = 4096
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[RoundFact, ...] | None] = {}
+
+    def __call__(self, text: str) -> tuple[RoundFact, ...] | None:
+        if text in self._known:
+            return self._known[text]
+        if len(self._known) >= self.limit:
+            self._known.clear()
+        decoded = self._known[text] = _decode_rounds(text)
+        return decoded
+
+
+def _decode_rounds(text: str) -> tuple[RoundFact, ...] | None:
+    rounds = []
     try:
-        return _read(stored)
-    except (KeyError, TypeError, ValueError, AttributeError):
+        for tier, model, family, verdict in json.loads(text):
+            decided = None if verdict is None else _VERDICTS.get(verdict)
+            if verdict is not None and decided is None:
+                return None
+            rounds.append(RoundFact(tier, model, family or family_of_model(model), decided))
+    except (ValueError, TypeError):  # a row edited by hand: unreadable, not fatal
         return None
-
-
-def _read(stored: StoredVerdict) -> RecordFact:
-    record = stored.record
-    label = record["go_no_go"]
-    if label not in LABELS:
-        raise ValueError(f"unknown label {label!r}")
-    decided_by = record.get("decided_by")
-    human = None
-    if decided_by is not None:
-        overridden = record.get("human_override") is True
-        human = HumanFact(_VERDICTS[record["final_decision"]] if overridden else None, decided_by)
-    return RecordFact(
-        seq=stored.seq,
-        change=((stored.repository or "").lower(), stored.head_sha or "", stored.task_id),
-        repository=stored.repository,
-        at=stored.created_at,
-        decision=_VERDICTS[record["final_decision"]],
-        label=cast(GoNoGo, label),
-        rounds=_rounds(record),
-        calls=tuple(_call(c) for c in record.get("calls") or ()),
-        human=human,
-    )
-
-
-def _rounds(record: Mapping[str, Any]) -> tuple[RoundFact, ...]:
-    """Every round in order; as `bot.record_view.rounds_of`, the top-level fields are the
-    last round unless `previous_rounds` lists it already."""
-    rounds = [_round(r) for r in sorted(record.get("previous_rounds") or (), key=_number)]
-    listed = {_number(r) for r in record.get("previous_rounds") or ()}
-    number = int(record.get("round") or 0)
-    tier = record.get("judge_tier")
-    if number >= 1 and tier is not None and number not in listed:
-        model = str(record.get("model") or "")
-        rounds.append(RoundFact(str(tier), model, family_of_model(model), _verdict(record)))
     return tuple(rounds)
 
 
-def _number(raw: Mapping[str, Any]) -> int:
-    return int(raw["round"])
+def _decode_calls(text: str) -> list[Any] | None:
+    try:
+        calls = json.loads(text)
+    except ValueError:
+        return None
+    return calls if isinstance(calls, list) else None
 
 
-def _round(raw: Mapping[str, Any]) -> RoundFact:
-    model = str(raw["model"])
-    return RoundFact(
-        tier=str(raw["judge_tier"]),
-        model=model,
-        family=str(raw.get("family") or family_of_model(model)),
-        verdict=_verdict(raw),
+_rounds_of = _Rounds()
+_new_call: Callable[[Iterable[Any]], CallFact] = partial(tuple.__new__, CallFact)
+
+
+def fact_of_row(
+    row: VerdictFacts, calls: Sequence[Sequence[Any]] | None = None
+) -> RecordFact | None:
+    """The facts of one stored row, or None when the record lacked what reports need.
+    `calls`: the row's calls already decoded (`facts_of_rows` decodes a window's at once)."""
+    decision = _VERDICTS.get(row.decision or "")
+    if not row.readable or decision is None or row.label not in LABELS:
+        return None
+    rounds = _rounds_of(row.rounds)
+    if rounds is None:
+        return None
+    human = None
+    if row.decided_by is not None:
+        human = HumanFact(decision if row.overridden else None, row.decided_by)
+    if calls is None:
+        calls = _decode_calls(row.calls)
+    if not isinstance(calls, list):
+        return None
+    return RecordFact(
+        row.seq,
+        ((row.repository or "").lower(), row.head_sha or "", row.task_id),
+        row.repository,
+        row.created_at,
+        decision,
+        row.label,
+        rounds,
+        tuple(map(_new_call, calls)) if calls else (),
+        human,
+        row.tags,
     )
 
 
-def _verdict(raw: Mapping[str, Any]) -> Verdict | None:
-    value = raw.get("verdict")
-    return None if value is None else _VERDICTS[value]
+def facts_of_rows(rows: Iterable[VerdictFacts]) -> tuple[list[RecordFact], int]:
+    """The readable rows' facts, in the rows' order (oldest first), and how many rows
+    could not be read."""
+    listed = list(rows)
+    # One decode for the window: json.loads costs more per call than per byte. A row
+    # edited by hand that breaks it sends every row to its own decode.
+    calls: list[Any] = _decode_calls(f"[{','.join([row.calls for row in listed])}]") or []
+    if len(calls) != len(listed):
+        calls = [None] * len(listed)
+    facts = []
+    unreadable = 0
+    for row, row_calls in zip(listed, calls, strict=True):
+        fact = fact_of_row(row, row_calls)
+        if fact is None:
+            unreadable += 1
+        else:
+            facts.append(fact)
+    return facts, unreadable
 
 
-def _call(raw: Mapping[str, Any]) -> CallFact:
-    tokens = int(raw.get("prompt_tokens") or 0) + int(raw.get("completion_tokens") or 0)
-    attempts = raw.get("attempts")
-    return CallFact(
-        tier=str(raw["tier"]),
-        model=str(raw["model"]),
-        latency_ms=float(raw["latency_ms"]),
-        tokens=tokens,
-        attempts=1 if attempts is None else int(attempts),
-        ok=raw.get("error") is None,
-    )
+def fact_of(stored: StoredVerdict) -> RecordFact | None:
+    """The facts of one stored record, as storage's facts row would give them."""
+    return fact_of_row(facts_of_stored(stored))
 
 
 def facts_of(stored: Sequence[StoredVerdict]) -> tuple[list[RecordFact], int]:
     """The readable records, oldest first, and how many could not be read."""
-    facts = [fact_of(s) for s in stored]
-    readable = [f for f in facts if f is not None]
-    return readable, len(facts) - len(readable)
+    return facts_of_rows(facts_of_stored(s) for s in stored)
 
 
-def in_repository(stored: Sequence[StoredVerdict], repository: str | None) -> list[StoredVerdict]:
-    """Records of one repository (its name compared without case); all when None."""
+class InRepository(Protocol):
+    """A record, its facts or a facts row: anything that names its repository."""
+
+    @property
+    def repository(self) -> str | None: ...
+
+
+R = TypeVar("R", bound=InRepository)
+
+
+def in_repository(items: Sequence[R], repository: str | None) -> list[R]:
+    """Records (or their facts) of one repository, its name compared without case; all
+    when None."""
     if repository is None:
-        return list(stored)
+        return list(items)
     wanted = repository.lower()
-    return [s for s in stored if (s.repository or "").lower() == wanted]
+    return [s for s in items if (s.repository or "").lower() == wanted]
 
 
 def human_decisions(facts: Sequence[RecordFact]) -> dict[ChangeKey, HumanFact]:

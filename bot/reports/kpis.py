@@ -26,24 +26,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.judge.records import Verdict
-from bot.reports.facts import (
-    LABELS,
-    ChangeKey,
-    HumanFact,
-    RecordFact,
-    Window,
-    human_decisions,
-)
+from bot.reports.facts import LABELS, RecordFact, Window, human_decisions
 from bot.reports.measures import (
     Availability,
     Rate,
     Spend,
     false_negative,
     false_positive,
-    percentile,
+    median_and_p95,
 )
 from bot.reports.model_kpis import GroupFigures, per_family, per_model
 from bot.reports.readiness import Readiness, readiness
+from bot.reports.shapes import Shape, ShapeKey, shapes_of
 from bot.reports.thresholds import CalibrationThresholds
 
 OVERALL = "overall"
@@ -102,23 +96,26 @@ class _Tally:
     spend: Spend = field(default_factory=Spend)
     first_at: datetime | None = None
 
-    def add(self, fact: RecordFact, human: HumanFact | None, prices: Mapping[str, float]) -> None:
-        self.decisions[fact.decision] += 1
-        self.labels[fact.label] += 1
-        if self.first_at is None or fact.at < self.first_at:
-            self.first_at = fact.at
-        decided = None if human is None else human.verdict
-        self.overridden += decided is not None
-        _count(self.fp, false_positive(fact.decision, decided))
-        _count(self.fn, false_negative(fact.decision, decided))
-        answered = {r.verdict for r in fact.rounds if r.verdict is not None}
-        answers = sum(r.verdict is not None for r in fact.rounds)
-        _count(self.agree, (answers >= 2, answers >= 2 and len(answered) == 1))
-        for call in fact.calls:
-            self.availability.add(call)
-            self.spend.add(call, prices.get(call.model))
-        if fact.calls:
-            self.latencies.append(sum(c.latency_ms for c in fact.calls) / 1000)
+    def add(self, key: ShapeKey, shape: Shape, prices: Mapping[str, float]) -> None:
+        """`shape.count` judgments of one shape."""
+        count = shape.count
+        self.decisions[key.decision] += count
+        self.labels[key.label] += count
+        self._earliest(shape.first_at)
+        self.overridden += count if key.decided is not None else 0
+        _count(self.fp, false_positive(key.decision, key.decided), count)
+        _count(self.fn, false_negative(key.decision, key.decided), count)
+        answered = {r.verdict for r in key.rounds if r.verdict is not None}
+        answers = sum(r.verdict is not None for r in key.rounds)
+        _count(self.agree, (answers >= 2, answers >= 2 and len(answered) == 1), count)
+        for (_tier, model), calls in shape.calls.items():
+            self.availability.merge(calls.availability)
+            self.spend.add(calls.tokens, prices.get(model))
+        self.latencies.extend(shape.latencies)
+
+    def _earliest(self, at: datetime | None) -> None:
+        if at is not None and (self.first_at is None or at < self.first_at):
+            self.first_at = at
 
     def merge(self, other: _Tally) -> None:
         self.decisions.update(other.decisions)
@@ -128,16 +125,13 @@ class _Tally:
             mine[0] += theirs[0]
             mine[1] += theirs[1]
         self.latencies.extend(other.latencies)
-        self.availability.succeeded += other.availability.succeeded
-        self.availability.attempts += other.availability.attempts
-        self.spend.tokens += other.spend.tokens
-        self.spend.priced_tokens += other.spend.priced_tokens
-        self.spend.cost += other.spend.cost
-        if other.first_at is not None and (self.first_at is None or other.first_at < self.first_at):
-            self.first_at = other.first_at
+        self.availability.merge(other.availability)
+        self.spend.merge(other.spend)
+        self._earliest(other.first_at)
 
     def figures(self) -> Figures:
         judgments = sum(self.decisions.values())
+        median, p95 = median_and_p95(self.latencies)
         return Figures(
             scope=self.scope,
             judgments=judgments,
@@ -149,8 +143,8 @@ class _Tally:
             go=Rate(self.labels["GO"], judgments),
             undetermined=Rate(self.labels["UNDETERMINED"], judgments),
             availability=self.availability.rate,
-            latency_median_s=percentile(self.latencies, 0.5),
-            latency_p95_s=percentile(self.latencies, 0.95),
+            latency_median_s=median,
+            latency_p95_s=p95,
             agreement=Rate(self.agree[1], self.agree[0]),
             tokens=self.spend.tokens,
             unpriced_tokens=self.spend.unpriced_tokens,
@@ -159,26 +153,22 @@ class _Tally:
         )
 
 
-def _count(pair: list[int], outcome: tuple[bool, bool]) -> None:
+def _count(pair: list[int], outcome: tuple[bool, bool], times: int) -> None:
     considered, counted = outcome
-    pair[0] += considered
-    pair[1] += counted
+    pair[0] += considered * times
+    pair[1] += counted * times
 
 
 def scope_figures(
-    facts: Sequence[RecordFact],
-    humans: Mapping[ChangeKey, HumanFact],
-    prices: Mapping[str, float],
+    shapes: Mapping[ShapeKey, Shape], prices: Mapping[str, float]
 ) -> tuple[Figures, list[Figures]]:
     """Figures over every judgment, and per repository (sorted by name)."""
     scopes: dict[str, _Tally] = {}
-    for fact in facts:
-        if fact.human is not None:
-            continue
-        tally = scopes.get(fact.scope)
+    for key, shape in shapes.items():
+        tally = scopes.get(key.scope)
         if tally is None:
-            tally = scopes[fact.scope] = _Tally(fact.scope)
-        tally.add(fact, humans.get(fact.change), prices)
+            tally = scopes[key.scope] = _Tally(key.scope)
+        tally.add(key, shape, prices)
     overall = _Tally(OVERALL)
     for tally in scopes.values():
         overall.merge(tally)
@@ -197,9 +187,9 @@ def calibrate(
     """The whole report over `facts` (the window's records, oldest first, already limited
     to `repository` when one was asked for)."""
     window = Window(since=now - timedelta(days=days), until=now, days=days)
-    humans = human_decisions(facts)
     prices = thresholds.calibration_price_per_1k_tokens
-    overall, scopes = scope_figures(facts, humans, prices)
+    shapes = shapes_of(facts, human_decisions(facts))
+    overall, scopes = scope_figures(shapes, prices)
 
     def report(figures: Figures) -> ScopeReport:
         return ScopeReport(figures, readiness(figures, thresholds, window))
@@ -209,8 +199,8 @@ def calibrate(
         repository=repository,
         overall=report(overall),
         repositories=[report(f) for f in scopes],
-        models=per_model(facts, humans, prices),
-        families=per_family(facts, humans, prices),
+        models=per_model(shapes, prices),
+        families=per_family(shapes, prices),
         human_decisions=sum(f.human is not None for f in facts),
         unreadable=unreadable,
     )

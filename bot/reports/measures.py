@@ -46,12 +46,17 @@ def false_negative(judged: Verdict | None, human: Verdict | None) -> tuple[bool,
     return considered, considered and human is Verdict.REJECT
 
 
-def percentile(values: Sequence[float], share: float) -> float | None:
-    """Nearest-rank percentile (the smallest value with at least `share` of the values at
-    or below it); the median of an even count is the mean of the middle two."""
+def median_and_p95(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """The median and the 95th percentile, None without values. Nearest rank (the
+    smallest value with at least that share of the values at or below it); the median of
+    an even count is the mean of the middle two."""
     if not values:
-        return None
+        return None, None
     ordered = sorted(values)
+    return _ranked(ordered, 0.5), _ranked(ordered, 0.95)
+
+
+def _ranked(ordered: Sequence[float], share: float) -> float:
     if share == 0.5 and len(ordered) % 2 == 0:
         middle = len(ordered) // 2
         return (ordered[middle - 1] + ordered[middle]) / 2
@@ -67,11 +72,16 @@ class Spend:
     priced_tokens: int = 0
     cost: float = 0.0
 
-    def add(self, call: CallFact, price_per_1k: float | None) -> None:
-        self.tokens += call.tokens
+    def add(self, tokens: int, price_per_1k: float | None) -> None:
+        self.tokens += tokens
         if price_per_1k is not None:
-            self.priced_tokens += call.tokens
-            self.cost += call.tokens * price_per_1k / 1000
+            self.priced_tokens += tokens
+            self.cost += tokens * price_per_1k / 1000
+
+    def merge(self, other: Spend) -> None:
+        self.tokens += other.tokens
+        self.priced_tokens += other.priced_tokens
+        self.cost += other.cost
 
     @property
     def unpriced_tokens(self) -> int:
@@ -96,6 +106,10 @@ class Availability:
         self.attempts += call.attempts
         if call.ok and call.attempts:
             self.succeeded += 1
+
+    def merge(self, other: Availability) -> None:
+        self.succeeded += other.succeeded
+        self.attempts += other.attempts
 
     @property
     def rate(self) -> Rate:

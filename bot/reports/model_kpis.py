@@ -18,20 +18,21 @@ A call is matched to its family through the record's round of the same tier.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bot.judge.authorship import family_of_model
 from bot.judge.records import Verdict
-from bot.reports.facts import ChangeKey, HumanFact, RecordFact, RoundFact
+from bot.reports.facts import RoundFact, deciding_round
 from bot.reports.measures import (
     Availability,
     Rate,
     Spend,
     false_negative,
     false_positive,
-    percentile,
+    median_and_p95,
 )
+from bot.reports.shapes import Shape, ShapeKey
 
 
 @dataclass(frozen=True)
@@ -65,20 +66,21 @@ class _GroupTally:
     availability: Availability = field(default_factory=Availability)
     spend: Spend = field(default_factory=Spend)
 
-    def add_round(self, verdict: Verdict | None, human: Verdict | None) -> None:
-        self.rounds += 1
+    def add_round(self, verdict: Verdict | None, human: Verdict | None, times: int) -> None:
+        self.rounds += times
         if verdict is None:
-            self.failed += 1
+            self.failed += times
             return
-        self.verdicts[verdict.value] += 1
+        self.verdicts[verdict.value] += times
         for pair, (considered, counted) in (
             (self.fp, false_positive(verdict, human)),
             (self.fn, false_negative(verdict, human)),
         ):
-            pair[0] += considered
-            pair[1] += counted
+            pair[0] += considered * times
+            pair[1] += counted * times
 
     def figures(self) -> GroupFigures:
+        median, p95 = median_and_p95(self.latencies)
         return GroupFigures(
             name=self.name,
             rounds=self.rounds,
@@ -91,16 +93,15 @@ class _GroupTally:
             false_positives=Rate(self.fp[1], self.fp[0]),
             false_negatives=Rate(self.fn[1], self.fn[0]),
             availability=self.availability.rate,
-            latency_median_s=percentile(self.latencies, 0.5),
-            latency_p95_s=percentile(self.latencies, 0.95),
+            latency_median_s=median,
+            latency_p95_s=p95,
             tokens=self.spend.tokens,
             cost=self.spend.money,
         )
 
 
 def _grouped(
-    facts: Sequence[RecordFact],
-    humans: Mapping[ChangeKey, HumanFact],
+    shapes: Mapping[ShapeKey, Shape],
     prices: Mapping[str, float],
     name_of: Callable[[RoundFact], str],
     call_name: Callable[[str, str, Mapping[str, str]], str],
@@ -113,41 +114,29 @@ def _grouped(
             found = tallies[name] = _GroupTally(name)
         return found
 
-    for fact in facts:
-        if fact.human is not None:
-            continue
-        human = humans.get(fact.change)
-        decided = None if human is None else human.verdict
-        for r in fact.rounds:
-            tally(name_of(r)).add_round(r.verdict, decided)
-        deciding = fact.deciding_round()
+    for key, shape in shapes.items():
+        for r in key.rounds:
+            tally(name_of(r)).add_round(r.verdict, key.decided, shape.count)
+        deciding = deciding_round(key.rounds)
         if deciding is not None:
             group = tally(name_of(deciding))
-            group.decided += 1
-            group.go += fact.label == "GO"
-        families = {r.tier: r.family for r in fact.rounds}
-        for call in fact.calls:
-            group = tally(call_name(call.model, call.tier, families))
-            group.availability.add(call)
-            group.spend.add(call, prices.get(call.model))
-            group.latencies.append(call.latency_ms / 1000)
+            group.decided += shape.count
+            group.go += shape.count if key.label == "GO" else 0
+        families = {r.tier: r.family for r in key.rounds}
+        for (tier, model), calls in shape.calls.items():
+            group = tally(call_name(model, tier, families))
+            group.availability.merge(calls.availability)
+            group.spend.add(calls.tokens, prices.get(model))
+            group.latencies.extend(calls.latencies)
     return [tallies[name].figures() for name in sorted(tallies)]
 
 
-def per_model(
-    facts: Sequence[RecordFact],
-    humans: Mapping[ChangeKey, HumanFact],
-    prices: Mapping[str, float],
-) -> list[GroupFigures]:
-    return _grouped(facts, humans, prices, lambda r: r.model, lambda model, _t, _f: model)
+def per_model(shapes: Mapping[ShapeKey, Shape], prices: Mapping[str, float]) -> list[GroupFigures]:
+    return _grouped(shapes, prices, lambda r: r.model, lambda model, _t, _f: model)
 
 
-def per_family(
-    facts: Sequence[RecordFact],
-    humans: Mapping[ChangeKey, HumanFact],
-    prices: Mapping[str, float],
-) -> list[GroupFigures]:
+def per_family(shapes: Mapping[ShapeKey, Shape], prices: Mapping[str, float]) -> list[GroupFigures]:
     def family_of_call(model: str, tier: str, families: Mapping[str, str]) -> str:
         return families.get(tier) or family_of_model(model)
 
-    return _grouped(facts, humans, prices, lambda r: r.family, family_of_call)
+    return _grouped(shapes, prices, lambda r: r.family, family_of_call)

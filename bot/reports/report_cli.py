@@ -1,6 +1,7 @@
 """`judge-bot triage` and `judge-bot calibrate`: the verdict log, read for people.
 
-    judge-bot triage    [--days 7]  [--repo OWNER/NAME] [--json] [--width N] [--database-url URL]
+    judge-bot triage    [--days 7]  [--repo OWNER/NAME] [--tag TAG] [--json] [--width N]
+                        [--database-url URL]
     judge-bot calibrate [--days 14] [--repo OWNER/NAME] [--json] [--width N] [--database-url URL]
 
 Both read the database the server writes (`--database-url`, else DATABASE_URL, else the
@@ -28,10 +29,17 @@ from bot.database_command import run_on_database
 from bot.judge.terminal import err, out
 from bot.reports import sources
 from bot.reports.calibration_view import calibration_json, render_calibration
-from bot.reports.facts import facts_of, in_repository
+from bot.reports.facts import RecordFact
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
-from bot.reports.triage import OpenIssue, Subject, SubjectKey, subject_keys, task_keys, triage
+from bot.reports.triage import (
+    OpenIssue,
+    Subject,
+    SubjectKey,
+    flagged_facts,
+    subject_keys,
+    triage,
+)
 from bot.reports.triage_view import render_triage, triage_json
 from bot.settings import DATABASE_FILE, SettingsError, load_judge_section
 from bot.storage.base import Storage, StoredVerdict
@@ -44,13 +52,16 @@ DATABASE_HELP = (
 )
 MAX_DAYS = 3650
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+MAX_TAG_CHARS = 100
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class TriageInput:
-    stored: list[StoredVerdict]
+    facts: list[RecordFact]
+    unreadable: int
+    details: dict[int, StoredVerdict]
     subjects: dict[SubjectKey, Subject]
     open_issues: list[OpenIssue]
 
@@ -78,12 +89,17 @@ def _width(args: argparse.Namespace) -> int | None:
     return None
 
 
-async def _gather_triage(storage: Storage, since: datetime, repo: str | None) -> TriageInput:
-    stored = in_repository(await sources.window_records(storage, since), repo)
+async def _gather_triage(
+    storage: Storage, since: datetime, repo: str | None, tag: str | None
+) -> TriageInput:
+    facts, unreadable = await sources.window_facts(storage, since, repo)
+    flagged = flagged_facts(facts, tag)
     return TriageInput(
-        stored=stored,
-        subjects=await sources.subjects(storage, subject_keys(stored)),
-        open_issues=await sources.open_issues(storage, task_keys(stored)),
+        facts=facts,
+        unreadable=unreadable,
+        details=await sources.details(storage, flagged),
+        subjects=await sources.subjects(storage, subject_keys(flagged)),
+        open_issues=await sources.open_issues(storage, repo),
     )
 
 
@@ -95,16 +111,21 @@ def _cmd_triage(args: argparse.Namespace) -> int:
 def _triage(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     since = now - timedelta(days=args.days)
-    gathered = run_on_database(args, lambda storage: _gather_triage(storage, since, args.repo))
+    gathered = run_on_database(
+        args, lambda storage: _gather_triage(storage, since, args.repo, args.tag)
+    )
     if isinstance(gathered, int):
         return gathered
     report = triage(
-        gathered.stored,
+        gathered.facts,
         now=now,
         days=args.days,
         repository=args.repo,
+        details=gathered.details,
         subjects=gathered.subjects,
         open_issues=gathered.open_issues,
+        tag=args.tag,
+        unreadable=gathered.unreadable,
     )
     out(triage_json(report) if args.json else render_triage(report, _width(args)))
     return 0
@@ -123,11 +144,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         return 2
     now = datetime.now(UTC)
     since = now - timedelta(days=args.days)
-    stored = run_on_database(args, lambda storage: sources.window_records(storage, since))
-    if isinstance(stored, int):
-        return stored
-    facts, unreadable = facts_of(in_repository(stored, args.repo))
-    del stored  # the decoded records are the bulk of the memory; the facts are enough
+    read = run_on_database(args, lambda storage: sources.window_facts(storage, since, args.repo))
+    if isinstance(read, int):
+        return read
+    facts, unreadable = read
     report = calibrate(
         facts, thresholds, now=now, days=args.days, repository=args.repo, unreadable=unreadable
     )
@@ -165,6 +185,12 @@ def _repository(text: str) -> str:
     return text
 
 
+def _tag(text: str) -> str:
+    if not text.strip() or len(text) > MAX_TAG_CHARS:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_TAG_CHARS} characters")
+    return text
+
+
 def _add_common(parser: argparse.ArgumentParser, days: int) -> None:
     parser.add_argument(
         "--days", type=_days, default=days, help=f"how many days back to read (default {days})"
@@ -186,6 +212,9 @@ def register(subparsers: Any) -> None:
         "disagreement issues of the last days.",
     )
     _add_common(triage_parser, 7)
+    triage_parser.add_argument(
+        "--tag", type=_tag, help="list only the flagged items whose record carries this tag"
+    )
     triage_parser.set_defaults(handler=_cmd_triage)
     calibrate_parser = subparsers.add_parser(
         "calibrate",

@@ -1,9 +1,7 @@
 """What the reports read from storage, the only I/O of the package: the window's verdict
-records, what the judging state remembers of flagged commits (their check run and pull
-request), and the disagreement issues of the window's changes that are still open.
-
-Storage lists no keyed rows by prefix, so the open issues are those of the changes
-judged in the window: an issue whose task has no record in the window is not seen.
+facts (the lean read), the full records of the flagged items listed, what the judging
+state remembers of flagged commits (their check run and pull request), and the
+disagreement issues still open.
 """
 
 from __future__ import annotations
@@ -16,13 +14,22 @@ from pydantic import ValidationError
 from bot.disagreement.lifecycle import open_number, task_key
 from bot.disagreement.sync import BY_TASK
 from bot.judging.state import ShaState, load_state, state_key
+from bot.reports.facts import RecordFact, facts_of_rows
 from bot.reports.triage import OpenIssue, Subject, SubjectKey
 from bot.storage.base import Storage, StoredVerdict
 
 
-async def window_records(storage: Storage, since: datetime) -> list[StoredVerdict]:
-    """Every record at or after `since`, oldest first."""
-    return await storage.list_verdicts(since=since)
+async def window_facts(
+    storage: Storage, since: datetime, repository: str | None = None
+) -> tuple[list[RecordFact], int]:
+    """The facts of every record at or after `since` (of one repository, its name
+    compared without case, when given), oldest first, and how many could not be read."""
+    return facts_of_rows(await storage.list_verdict_facts(since=since, repository=repository))
+
+
+async def details(storage: Storage, facts: Iterable[RecordFact]) -> dict[int, StoredVerdict]:
+    """The full records of these facts (the flagged items listed), by sequence number."""
+    return {s.seq: s for s in await storage.get_verdicts([f.seq for f in facts])}
 
 
 async def _state(storage: Storage, repository: str, head_sha: str) -> ShaState | None:
@@ -54,18 +61,27 @@ async def subjects(storage: Storage, keys: Iterable[SubjectKey]) -> dict[Subject
     return found
 
 
-async def open_issues(storage: Storage, tasks: Iterable[tuple[str, str]]) -> list[OpenIssue]:
+async def open_issues(storage: Storage, repository: str | None = None) -> list[OpenIssue]:
+    """Every disagreement issue storage knows to be open (of one repository, when given),
+    whenever its change was judged. Storage keys hold the repository lower-cased: the
+    name is shown so unless it is the one asked for."""
+    prefix = "" if repository is None else task_key(repository, "")
     issues = []
-    for repository, task in sorted(tasks):
-        known = await storage.kv_get(BY_TASK, task_key(repository, task))
+    for key, known in await storage.kv_list(BY_TASK, prefix):
         number = open_number(known)
-        if number is None:
+        name, separator, task = key.partition("|")
+        if number is None or not separator:
             continue
         url = None
-        last_sha = (known or {}).get("last_sha")
+        last_sha = known.get("last_sha")
         if isinstance(last_sha, str):
-            state = await _state(storage, repository, last_sha)
+            state = await _state(storage, name, last_sha)
             page = None if state is None else (state.target or {}).get("html_url")
             url = f"{page}/issues/{number}" if isinstance(page, str) else None
-        issues.append(OpenIssue(repository=repository, task=task, number=number, url=url))
+        issues.append(OpenIssue(repository=_shown_name(repository, name), task=task,
+                                number=number, url=url))  # fmt: skip
     return issues
+
+
+def _shown_name(asked: str | None, stored: str) -> str:
+    return asked if asked is not None and asked.lower() == stored else stored

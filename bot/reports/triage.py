@@ -1,11 +1,13 @@
 """Seed 000's morning triage: what the judges decided over the last days, the items a
 person should look at, and the disagreement issues still open. Pure.
 
-Flagged: every judgment that did not accept (improve, reject, escalate, undetermined),
-newest first, with its change, files, scores, findings and a link. A person's override
-of the change is shown beside it, so what was already dealt with is told apart.
-Judge text is untrusted: credential-shaped strings are scrubbed here, before either
-rendering sees them.
+Counts come from the window's facts (`bot.reports.facts`). Flagged: every judgment that
+did not accept (improve, reject, escalate, undetermined), newest first, optionally only
+those carrying a tag, each shown with its change, files, scores, findings and a link,
+read from its full record (only the listed ones are read). A person's override of the
+change is shown beside it, so what was already dealt with is told apart. Judge text is
+untrusted: credential-shaped strings are scrubbed here, before either rendering sees
+them.
 """
 
 from __future__ import annotations
@@ -19,11 +21,19 @@ from pydantic import ValidationError
 
 from bot.gfm import scrub_secrets
 from bot.judge.records import Verdict, VerdictRecord
-from bot.reports.facts import LABELS, Window, facts_of, human_decisions, in_repository
+from bot.reports.facts import (
+    LABELS,
+    HumanFact,
+    RecordFact,
+    Window,
+    human_decisions,
+    in_repository,
+)
 from bot.storage.base import StoredVerdict
 
 SubjectKey = tuple[str, str]
 """(repository lower-cased, head sha): a judged commit of a repository."""
+UNREAD_RECORD = "the full record could not be read: only its verdict is shown"
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,7 @@ class Flagged:
     link: str | None
     override: str | None
     """`accept by @login` when a person decided the change since."""
+    tags: list[str]
 
 
 @dataclass(frozen=True)
@@ -67,30 +78,28 @@ class Triage:
     decisions: dict[str, int]
     labels: dict[str, int]
     flagged: list[Flagged]
+    """The listed ones: all, or the newest `shown`."""
+    flagged_total: int
     open_issues: list[OpenIssue]
     unreadable: int
+    tag: str | None
 
 
-def is_judgment(stored: StoredVerdict) -> bool:
-    return stored.record.get("decided_by") is None
+def is_flagged(fact: RecordFact) -> bool:
+    return fact.human is None and fact.decision is not Verdict.ACCEPT
 
 
-def is_flagged(stored: StoredVerdict) -> bool:
-    return is_judgment(stored) and stored.verdict != Verdict.ACCEPT.value
+def flagged_facts(facts: Iterable[RecordFact], tag: str | None = None) -> list[RecordFact]:
+    """Every flagged judgment (only those tagged `tag`, when given), newest first."""
+    chosen = [f for f in facts if is_flagged(f) and (tag is None or tag in f.tags)]
+    return sorted(chosen, key=lambda f: f.at, reverse=True)
 
 
-def subject_keys(stored: Iterable[StoredVerdict]) -> set[SubjectKey]:
+def subject_keys(facts: Iterable[RecordFact]) -> set[SubjectKey]:
     """The commits whose links the flagged items need."""
     return {
-        (s.repository.lower(), s.head_sha)
-        for s in stored
-        if is_flagged(s) and s.repository and s.head_sha
+        (f.change[0], f.change[1]) for f in facts if is_flagged(f) and f.repository and f.change[1]
     }
-
-
-def task_keys(stored: Iterable[StoredVerdict]) -> set[tuple[str, str]]:
-    """(repository, task) of every judged change of a repository: where an issue may be open."""
-    return {(s.repository, s.task_id) for s in stored if s.repository and is_judgment(s)}
 
 
 def findings_of(record: VerdictRecord) -> list[str]:
@@ -107,69 +116,81 @@ def findings_of(record: VerdictRecord) -> list[str]:
 
 
 def triage(
-    stored: Sequence[StoredVerdict],
+    facts: Sequence[RecordFact],
     *,
     now: datetime,
     days: int,
     repository: str | None = None,
+    details: Mapping[int, StoredVerdict] | None = None,
     subjects: Mapping[SubjectKey, Subject] | None = None,
     open_issues: Sequence[OpenIssue] = (),
+    tag: str | None = None,
+    unreadable: int = 0,
+    shown: int | None = None,
 ) -> Triage:
-    """The report over the window's records (oldest first, as storage lists them)."""
-    chosen = in_repository(stored, repository)
-    facts, _ = facts_of(chosen)
-    humans = human_decisions(facts)
+    """The report over the window's facts (oldest first, as storage lists them).
+    `details` are the full records of the listed flagged items, by sequence number."""
+    chosen = in_repository(facts, repository)
+    humans = human_decisions(chosen)
     decisions: Counter[str] = Counter()
     labels: Counter[str] = Counter()
-    flagged: list[Flagged] = []
-    unreadable = 0
-    for item in chosen:
-        try:
-            record = VerdictRecord.model_validate(item.record)
-        except ValidationError:
-            unreadable += 1
-            continue
-        if record.decided_by is not None:
-            continue
-        decisions[record.final_decision.value] += 1
-        labels[record.go_no_go] += 1
-        if record.final_decision is not Verdict.ACCEPT:
-            key = ((item.repository or "").lower(), item.head_sha or "", item.task_id)
-            human = humans.get(key)
-            override = None if human is None or human.verdict is None else (
-                f"{human.verdict.value} by @{human.by}"
-            )  # fmt: skip
-            flagged.append(_flagged(item, record, subjects or {}, override))
+    for fact in chosen:
+        if fact.human is None:
+            decisions[fact.decision.value] += 1
+            labels[fact.label] += 1
+    flagged = flagged_facts(chosen, tag)
+    listed = flagged if shown is None else flagged[:shown]
+    records = details or {}
     return Triage(
         window=Window(since=now - timedelta(days=days), until=now, days=days),
         repository=repository,
         judgments=sum(decisions.values()),
         decisions={v.value: decisions[v.value] for v in Verdict},
         labels={label: labels[label] for label in LABELS},
-        flagged=sorted(flagged, key=lambda f: f.at, reverse=True),
+        flagged=[
+            flagged_item(f, records.get(f.seq), subjects or {}, humans.get(f.change))
+            for f in listed
+        ],
+        flagged_total=len(flagged),
         open_issues=sorted(open_issues, key=lambda i: (i.repository.lower(), i.number)),
         unreadable=unreadable,
+        tag=tag,
     )
 
 
-def _flagged(
-    item: StoredVerdict,
-    record: VerdictRecord,
+def _record(stored: StoredVerdict | None) -> VerdictRecord | None:
+    if stored is None:
+        return None
+    try:
+        return VerdictRecord.model_validate(stored.record)
+    except ValidationError:
+        return None
+
+
+def flagged_item(
+    fact: RecordFact,
+    stored: StoredVerdict | None,
     subjects: Mapping[SubjectKey, Subject],
-    override: str | None,
+    human: HumanFact | None,
 ) -> Flagged:
-    subject = subjects.get(((item.repository or "").lower(), item.head_sha or ""))
+    """One flagged judgment as listed: its facts, and what its full record adds."""
+    record = _record(stored)
+    subject = subjects.get((fact.change[0], fact.change[1]))
+    override = None if human is None or human.verdict is None else (
+        f"{human.verdict.value} by @{human.by}"
+    )  # fmt: skip
     return Flagged(
-        at=record.timestamp,
-        repository=record.repository,
-        task_id=record.task_id,
+        at=fact.at,
+        repository=fact.repository,
+        task_id=fact.task_id,
         pull_number=None if subject is None else subject.pull_number,
-        head_sha=record.head_sha,
-        files=list(record.files),
-        verdict=record.final_decision.value,
-        go_no_go=record.go_no_go,
-        scores=dict(record.scores),
-        findings=findings_of(record),
+        head_sha=fact.head_sha,
+        files=[] if record is None else list(record.files),
+        verdict=fact.decision.value,
+        go_no_go=fact.label,
+        scores={} if record is None else dict(record.scores),
+        findings=[UNREAD_RECORD] if record is None else findings_of(record),
         link=None if subject is None else subject.url,
         override=override,
+        tags=[scrub_secrets(t) for t in fact.tags],
     )

@@ -55,7 +55,10 @@ def change_of(item: Flagged) -> str:
 
 
 def render_triage(report: Triage, width: int | None) -> str:
-    lines = [window_line("triage", report.window, report.repository), ""]
+    heading = window_line("triage", report.window, report.repository)
+    if report.tag is not None:
+        heading += f", flagged items tagged {report.tag!r}"
+    lines = [heading, ""]
     counts = "  ".join(f"{k} {v}" for k, v in report.decisions.items())
     lines.append(f"{plural(report.judgments, 'judgment')}: {counts}")
     lines.append("labels: " + "  ".join(f"{k} {v}" for k, v in report.labels.items()))
@@ -89,7 +92,11 @@ def _flagged_lines(flagged: list[Flagged], width: int | None) -> list[str]:
     inner = None if width is None else max(width - 4, 20)
     for item, row in zip(flagged, body, strict=True):
         lines.append(row)
-        notes = ([f"overridden: {item.override}"] if item.override else []) + item.findings
+        notes = [
+            *([f"overridden: {item.override}"] if item.override else []),
+            *([f"tags: {', '.join(item.tags)}"] if item.tags else []),
+            *item.findings,
+        ]
         lines.extend("    " + fit_line(note, inner) for note in notes[:FINDINGS_SHOWN])
         if len(notes) > FINDINGS_SHOWN:
             lines.append(f"    … {plural(len(notes) - FINDINGS_SHOWN, 'more line')} in --json")
@@ -118,6 +125,7 @@ def triage_json(report: Triage) -> str:
         "judgments": report.judgments,
         "verdicts": report.decisions,
         "go_no_go": report.labels,
+        "tag": report.tag,
         "flagged": [_flagged_json(item) for item in report.flagged],
         "open_issues": [
             {"repository": i.repository, "task": i.task, "number": i.number, "url": i.url}
@@ -142,4 +150,5 @@ def _flagged_json(item: Flagged) -> dict[str, Any]:
         "findings": item.findings,
         "link": item.link,
         "override": item.override,
+        "tags": item.tags,
     }

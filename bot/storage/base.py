@@ -13,7 +13,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 class DeliveryStatus(enum.StrEnum):
@@ -79,6 +79,26 @@ class StoredVerdict:
     verdict: str
     created_at: datetime
     record: dict[str, Any]
+
+
+class VerdictFacts(NamedTuple):
+    """What the reports read of one verdict record (`bot.storage.verdict_facts`): a tuple,
+    not a dataclass, because a window lists a hundred thousand of them."""
+
+    seq: int
+    task_id: str
+    repository: str | None
+    head_sha: str | None
+    created_at: datetime
+    decision: str | None
+    label: str | None
+    mode: str | None
+    decided_by: str | None
+    overridden: bool
+    rounds: str
+    calls: str
+    tags: tuple[str, ...]
+    readable: bool
 
 
 class MergeStatus(enum.StrEnum):
@@ -302,6 +322,19 @@ class Storage(Protocol):
     ) -> list[StoredVerdict]:
         """Oldest first, filtered by every argument given."""
 
+    async def list_verdict_facts(
+        self, *, since: datetime | None = None, repository: str | None = None
+    ) -> list[VerdictFacts]:
+        """The facts of every record at or after `since` (of `repository`, its name compared
+        without case), oldest first: the reports' lean read, without the records."""
+
+    async def list_verdict_repositories(self, *, since: datetime | None = None) -> list[str]:
+        """Every repository with a record at or after `since`, once per name compared without
+        case (as its oldest record spells it), in no particular order."""
+
+    async def get_verdicts(self, seqs: Sequence[int]) -> list[StoredVerdict]:
+        """The records with these sequence numbers (unknown ones are left out), oldest first."""
+
     # -- small keyed state (caches, check-run ids, issue numbers, overrides) ---
     async def kv_get(self, namespace: str, key: str) -> dict[str, Any] | None: ...
 
@@ -312,6 +345,9 @@ class Storage(Protocol):
         """Insert only if the key is new; True if this call inserted it."""
 
     async def kv_delete(self, namespace: str, key: str) -> None: ...
+
+    async def kv_list(self, namespace: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        """Every row of `namespace` whose key starts with `prefix`, by key (code point order)."""
 
     # -- usage counters (throttles and budgets) ------------------------------
     async def record_usage(self, scope: str, at: datetime, amount: int = 1) -> None: ...
@@ -332,6 +368,10 @@ class Storage(Protocol):
 
     async def merge_queue(self, repository: str, base_branch: str) -> list[MergeEntry]:
         """The active entries of one queue, head first."""
+
+    async def list_active_merges(self) -> list[MergeEntry]:
+        """The active entries of every queue: by repository and base branch (code point
+        order), each queue head first."""
 
     async def claim_merge_heads(
         self, worker_id: str, limit: int, lease_seconds: float, now: datetime

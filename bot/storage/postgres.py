@@ -9,6 +9,7 @@ SQLite backend (`sqlite_*`) so the same thing sits in the same place:
     postgres_keyed        rows replaced by key: installations and kv
     postgres_merge_queue  the merge queues (head claims, leases, recorded transitions)
     postgres_ledger       append-only rows: verdict records and usage amounts
+    postgres_facts        each verdict record's facts (verdict_facts), the reports' lean read
 
 JSON documents are jsonb, bodies bytea, datetimes timestamptz (asyncpg returns
 them as aware UTC).

@@ -130,3 +130,15 @@ class PostgresKeyedTables(PostgresConnectionBase):
 
     async def kv_delete(self, namespace: str, key: str) -> None:
         await self._db.execute("DELETE FROM kv WHERE namespace = $1 AND key = $2", namespace, key)
+
+    async def kv_list(self, namespace: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        # left(), not LIKE: a prefix may hold % or _. COLLATE "C": code point order, as
+        # SQLite sorts.
+        rows = await self._db.fetch(
+            "SELECT key, value FROM kv WHERE namespace = $1 AND left(key, $2) = $3"
+            ' ORDER BY key COLLATE "C"',
+            namespace,
+            len(prefix),
+            prefix,
+        )
+        return [(row["key"], row["value"]) for row in rows]

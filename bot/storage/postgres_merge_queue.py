@@ -192,6 +192,13 @@ class PostgresMergeQueue(PostgresConnectionBase):
         )
         return [_entry(row) for row in rows]
 
+    async def list_active_merges(self) -> list[MergeEntry]:
+        rows = await self._db.fetch(
+            f"SELECT {_COLUMNS} FROM merge_queue WHERE {_ACTIVE}"
+            ' ORDER BY repository COLLATE "C", base_branch COLLATE "C", id'
+        )
+        return [_entry(row) for row in rows]
+
     async def claim_merge_heads(
         self, worker_id: str, limit: int, lease_seconds: float, now: datetime
     ) -> list[MergeEntry]:

@@ -10,6 +10,9 @@ from typing import Final
 
 import asyncpg
 
+from bot.storage.postgres_facts import CREATE as CREATE_VERDICT_FACTS
+from bot.storage.postgres_facts import fill_missing_facts
+
 # First key of the two-key advisory lock; the second is a hash of the schema name.
 _MIGRATION_LOCK_CLASS: Final = 0x6A62  # "jb"
 
@@ -155,11 +158,15 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             " ON merge_events (repository, pull_number, seq)",
         ),
     ),
+    # What the reports count, one row per verdict record (postgres_facts); the rows of
+    # records already stored are written by `migrate` below, in the same transaction.
+    (4, CREATE_VERDICT_FACTS),
 )
 
 
 async def migrate(pool: asyncpg.Pool) -> None:
-    """Apply every migration newer than the recorded version, all in one transaction.
+    """Apply every migration newer than the recorded version, all in one transaction,
+    then write the verdict facts any record lacks (postgres_facts).
 
     A transaction-scoped advisory lock (per schema) is taken before the version is
     read, so replicas starting together apply each migration exactly once.
@@ -180,3 +187,4 @@ async def migrate(pool: asyncpg.Pool) -> None:
             for statement in statements:
                 await conn.execute(statement)
             await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
+        await fill_missing_facts(conn)

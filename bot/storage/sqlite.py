@@ -9,6 +9,7 @@ PostgreSQL backend (`postgres_*`) so the same thing sits in the same place:
     sqlite_keyed        rows replaced by key: installations and kv
     sqlite_merge_queue  the merge queues (head claims, leases, recorded transitions)
     sqlite_ledger       append-only rows: verdict records and usage amounts
+    sqlite_facts        each verdict record's facts (verdict_facts), the reports' lean read
 
 Datetimes are stored as integer microseconds since the epoch (exact, and they
 compare as numbers); JSON documents as text.

@@ -120,3 +120,12 @@ class SqliteKeyedTables(SqliteConnectionBase):
 
     async def kv_delete(self, namespace: str, key: str) -> None:
         await self._execute("DELETE FROM kv WHERE namespace = ? AND key = ?", (namespace, key))
+
+    async def kv_list(self, namespace: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        # substr, not LIKE: a prefix may hold % or _; SQLite compares text bytewise, which
+        # for UTF-8 is code point order.
+        rows = await self._fetchall(
+            "SELECT key, value FROM kv WHERE namespace = ? AND substr(key, 1, ?) = ? ORDER BY key",
+            (namespace, len(prefix), prefix),
+        )
+        return [(row[0], load_json(row[1])) for row in rows]

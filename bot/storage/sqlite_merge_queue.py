@@ -201,6 +201,13 @@ class SqliteMergeQueue(SqliteConnectionBase):
         )
         return [_entry(row) for row in rows]
 
+    async def list_active_merges(self) -> list[MergeEntry]:
+        rows = await self._fetchall(
+            f"SELECT {_COLUMNS} FROM merge_queue WHERE {_ACTIVE}"
+            " ORDER BY repository, base_branch, id"
+        )
+        return [_entry(row) for row in rows]
+
     async def claim_merge_heads(
         self, worker_id: str, limit: int, lease_seconds: float, now: datetime
     ) -> list[MergeEntry]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Final
 
 from bot.storage._inline_sqlite import InlineConnection
+from bot.storage.sqlite_facts import CREATE as CREATE_VERDICT_FACTS
+from bot.storage.sqlite_facts import fill_missing_facts
 
 # Append only: a released version never changes, later features add new entries.
 MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
@@ -155,11 +157,16 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             " ON merge_events (repository, pull_number, seq)",
         ),
     ),
+    # What the reports count, one row per verdict record (sqlite_facts); the rows of
+    # records already stored are written by `migrate` below, in the same transaction.
+    (4, CREATE_VERDICT_FACTS),
 )
 
 
 async def migrate(conn: InlineConnection) -> None:
-    """Apply every migration newer than the recorded version, all in one transaction.
+    """Apply every migration newer than the recorded version, all in one transaction,
+    then write the verdict facts any record lacks (sqlite_facts: after migration 4, and
+    after an older judge-bot appended records to this file).
 
     The write lock is taken before the version is read, so two processes opening
     the same file at once apply each migration exactly once.
@@ -182,6 +189,7 @@ async def migrate(conn: InlineConnection) -> None:
                 " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                 (version,),
             )
+        await fill_missing_facts(conn)
     except BaseException:
         await conn.rollback()
         raise

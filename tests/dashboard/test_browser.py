@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bot.reports import sources
 from bot.reports.triage import triage
-from bot.storage.base import Storage
+from bot.storage.base import NewMergeEntry, Storage
 from tests.dashboard.png import coloured_pixels, read_png
 from tests.dashboard.support import TOKEN, dashboard_settings, seed, serving
 from tests.reports.seeded import NOW
@@ -56,8 +57,8 @@ async def test_the_page_shows_the_reports_numbers_and_draws_the_chart(
     browser: Browser, tmp_path: Path, github_keypair: Any, sqlite_storage: Storage
 ) -> None:
     await seed(sqlite_storage)
-    stored = await sqlite_storage.list_verdicts(since=NOW - timedelta(days=14))
-    report = triage(stored, now=NOW, days=14)
+    facts, _ = await sources.window_facts(sqlite_storage, NOW - timedelta(days=14))
+    report = triage(facts, now=NOW, days=14)
     settings = dashboard_settings(github_keypair.private_pem, tmp_path)
     async with serving(settings, sqlite_storage) as client:
         context = await browser.new_context(
@@ -104,14 +105,14 @@ async def test_the_filters_change_the_numbers(
         await page.goto(str(client.make_url("/dashboard")))
         await page.select_option("select[name=repo]", "octo/api")
         await page.click("#filters button")
-        await page.wait_for_url("**/dashboard?repo=octo%2Fapi&days=14")
+        await page.wait_for_url("**/dashboard?repo=octo%2Fapi&days=14&tag=")
         assert await number(page, "judgments") == 3
         assert await number(page, "flagged-count") == 1
         assert await page.locator("#kpis tr[data-scope='octo/docs']").count() == 0
         await page.select_option("select[name=repo]", "")
         await page.select_option("select[name=days]", "1")
         await page.click("#filters button")
-        await page.wait_for_url("**/dashboard?repo=&days=1")
+        await page.wait_for_url("**/dashboard?repo=&days=1&tag=")
         assert await number(page, "judgments") == 1
         assert await number(page, "count-accept") == 1
         assert "1 days" in await page.locator("#window").inner_text()
@@ -145,4 +146,45 @@ async def test_anonymous_is_refused_and_a_person_signs_in_and_out(
         assert await context.cookies() == []
         again = await page.goto(str(client.make_url("/dashboard")))
         assert again is not None and again.status == 401
+        await context.close()
+
+
+async def test_the_merge_queues_and_the_tag_filter(
+    browser: Browser, tmp_path: Path, github_keypair: Any, sqlite_storage: Storage
+) -> None:
+    """Two pull requests queued into octo/docs main show head first, linked; choosing a tag
+    leaves the one flagged item that carries it."""
+    await seed(sqlite_storage)
+    [a4] = await sqlite_storage.list_verdicts(task_id="octo/docs#4")
+    await sqlite_storage.append_verdict(
+        task_id="octo/docs#4", repository="octo/docs", head_sha=a4.head_sha, verdict="improve",
+        created_at=a4.created_at + timedelta(minutes=1), record=a4.record | {"tags": ["style"]},
+    )  # fmt: skip
+    for pull in (11, 12):
+        entry = NewMergeEntry(repository="octo/docs", base_branch="main", pull_number=pull,
+                              installation_id=7, judged_sha="c" * 40, method="merge",
+                              options={})  # fmt: skip
+        await sqlite_storage.enqueue_merge(entry, actor="alice", reason="approved", now=NOW)
+    settings = dashboard_settings(github_keypair.private_pem, tmp_path)
+    async with serving(settings, sqlite_storage) as client:
+        context = await browser.new_context(extra_http_headers={"Authorization": f"Bearer {TOKEN}"})
+        page = await context.new_page()
+        await page.goto(str(client.make_url("/dashboard")))
+        assert await number(page, "queues-count") == 1
+        rows = page.locator("table.queue tr.queue-entry")
+        assert await rows.count() == 2
+        assert await rows.nth(0).locator(".queue-position").inner_text() == "1"
+        assert await rows.nth(0).locator(".queue-state").inner_text() == "next"
+        assert await rows.nth(1).locator(".queue-state").inner_text() == "queued"
+        assert await rows.nth(1).locator("a").get_attribute("href") == (
+            "https://github.com/octo/docs/pull/12"
+        )
+        caption = await page.locator("table.queue caption").inner_text()
+        assert caption == "octo/docs, into main"
+        assert await number(page, "flagged-count") == 5
+        await page.select_option("select[name=tag]", "style")
+        await page.click("#filters button")
+        await page.wait_for_url("**/dashboard?repo=&days=14&tag=style")
+        assert await number(page, "flagged-count") == 1
+        assert await page.locator("#flagged .flagged-tags").inner_text() == "style"
         await context.close()

@@ -148,3 +148,16 @@ async def test_close_stops_running_computations() -> None:
     kept = views.peek("a")
     assert kept is not None and kept.value == "a#1"
     await views.close()  # nothing left to stop
+
+
+async def test_warming_computes_once_in_the_background() -> None:
+    clock = Clock()
+    compute = Counter(clock)
+    compute.gate = asyncio.Event()
+    views: ViewCache[str, str] = ViewCache(compute, POLICY, clock)
+    views.warm("a")
+    views.warm("a")  # already being computed
+    compute.gate.set()
+    assert (await views.get("a")).value == "a#1"
+    views.warm("a")  # cached: nothing to do
+    assert compute.calls == ["a"]

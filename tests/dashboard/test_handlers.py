@@ -3,6 +3,7 @@ each filter (the reports' numbers), the sign-in cookie, and every refusal."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -12,16 +13,17 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from bot.dashboard.filters import DEFAULT_DAYS, Filter
 from bot.dashboard.freshness import Freshness
 from bot.dashboard.handlers import add_dashboard
 from bot.dashboard.render import age_text
 from bot.judge.records import Tier, Verdict, VerdictRecord
+from bot.reports import sources
 from bot.reports.calibration_view import with_counts
-from bot.reports.facts import facts_of, in_repository
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import triage
-from bot.storage.base import Storage
+from bot.storage.base import MergeStatus, NewMergeEntry, Storage
 from tests.dashboard.support import TOKEN, bearer, dashboard_settings, seed, serving
 from tests.reports.seeded import NOW, QUICK, call, day, judgment, store_all
 from tests.support.app_helpers import make_settings
@@ -57,6 +59,12 @@ def rejected(number: int, at: datetime, **extra: Any) -> VerdictRecord:
         at,
         **extra,
     )
+
+
+def queued(number: int, repository: str = "octo/docs") -> NewMergeEntry:
+    return NewMergeEntry(repository=repository, base_branch="main", pull_number=number,
+                         installation_id=7, judged_sha="a" * 40, method="squash",
+                         options={})  # fmt: skip
 
 
 def text_of(html: str, element_id: str) -> str:
@@ -110,9 +118,8 @@ async def test_page_numbers_equal_the_reports(
     settings = dashboard_settings(github_keypair.private_pem, tmp_path)
     async with serving(settings, storage) as client:
         for repository, days in ((None, 14), ("octo/api", 14), ("octo/docs", 7), (None, 1)):
-            stored = await storage.list_verdicts(since=NOW - timedelta(days=days))
-            report = triage(stored, now=NOW, days=days, repository=repository)
-            facts, _ = facts_of(in_repository(stored, repository))
+            facts, _ = await sources.window_facts(storage, NOW - timedelta(days=days), repository)
+            report = triage(facts, now=NOW, days=days, repository=repository)
             figures = calibrate(
                 facts, CalibrationThresholds(), now=NOW, days=days, repository=repository
             ).overall.figures
@@ -125,7 +132,7 @@ async def test_page_numbers_equal_the_reports(
                 assert int(text_of(html, f"count-{name}")) == count
             for label, count in report.labels.items():
                 assert int(text_of(html, f"label-{label}")) == count
-            assert int(text_of(html, "flagged-count")) == len(report.flagged)
+            assert int(text_of(html, "flagged-count")) == report.flagged_total
             assert html.count('class="flagged-item"') == len(report.flagged)
             row = kpi_row(html, "overall")
             assert f">{figures.judgments}<" in row
@@ -182,11 +189,51 @@ async def test_bad_filters_get_a_clear_400(
     async with serving(settings, sqlite_storage) as client:
         for query, words in (({"days": "0"}, "days must be"), ({"days": "x"}, "days must be"),
                              ({"days": "366"}, "days must be"),
-                             ({"repo": "<script>"}, "repo must be OWNER/NAME")):  # fmt: skip
+                             ({"repo": "<script>"}, "repo must be OWNER/NAME"),
+                             ({"tag": "x" * 101}, "tag must be"),
+                             ({"tag": "a\x07b"}, "tag must be")):  # fmt: skip
             response = await client.get("/dashboard", params=query, headers=bearer())
             assert response.status == 400
             body = await response.text()
             assert words in body and "<script>" not in body
+
+
+async def test_the_tag_filter_and_the_merge_queues(
+    tmp_path: Path, github_keypair: Any, storage: Storage
+) -> None:
+    """Flagged items carry their record's tags and the filter keeps those of one tag; the
+    active entries of every queue are listed head first, on SQLite and PostgreSQL."""
+    await seed(storage)
+    tagged = rejected(40, day(0.3), reason="a tagged rejection")
+    record = tagged.model_dump(mode="json") | {"tags": ["security", "<b>"]}
+    await storage.append_verdict(task_id=tagged.task_id, repository="octo/docs",
+                                 head_sha=tagged.head_sha, verdict="reject",
+                                 created_at=tagged.timestamp, record=record)  # fmt: skip
+    for number in (5, 9):
+        await storage.enqueue_merge(queued(number), actor="alice", reason="approved", now=NOW)
+    await storage.enqueue_merge(queued(2, "octo/api"), actor="bob", reason="approved", now=NOW)
+    await storage.leave_merge_queue("octo/api", 2, status=MergeStatus.MERGED, actor="bot",
+                                    reason="merged", now=NOW)  # fmt: skip
+    settings = dashboard_settings(github_keypair.private_pem, tmp_path)
+    async with serving(settings, storage) as client:
+        html = await (await client.get("/dashboard", headers=bearer())).text()
+        assert text_of(html, "flagged-count") == "5"
+        assert '<td class="flagged-tags">security, &lt;b&gt;</td>' in html
+        assert '<option value="security">' in html
+        assert text_of(html, "queues-count") == "1"
+        entries = re.findall(r'<tr class="queue-entry">(.*?)</tr>', html)
+        assert len(entries) == 2
+        assert '<a href="https://github.com/octo/docs/pull/5" rel="noreferrer">#5</a>' in entries[0]
+        assert ">next<" in entries[0] and ">queued<" in entries[1] and "#9" in entries[1]
+        assert "approved (2026-03-01 12:00)" in entries[0]
+        only = await client.get("/dashboard", params={"tag": "security"}, headers=bearer())
+        filtered = await only.text()
+        assert text_of(filtered, "flagged-count") == "1"
+        assert text_of(filtered, "judgments") == "10"  # counts stay over every judgment
+        assert "flagged items tagged security" in filtered
+        assert '<option value="security" selected>' in filtered
+        other = await client.get("/dashboard", params={"repo": "octo/api"}, headers=bearer())
+        assert text_of(await other.text(), "queues-count") == "0"
 
 
 async def test_a_new_verdict_shows_once_the_view_is_old(
@@ -358,8 +405,12 @@ async def test_a_bare_app_with_the_real_clock(
     app = web.Application()
     settings = dashboard_settings(github_keypair.private_pem, tmp_path)
     limits = CalibrationThresholds(_env_file=None)
-    assert add_dashboard(app, settings, sqlite_storage, thresholds=limits) is not None
+    dashboard = add_dashboard(app, settings, sqlite_storage, thresholds=limits)
+    assert dashboard is not None
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        # The default view is computed at start, before anyone asks.
+        while dashboard.views.peek(Filter(None, DEFAULT_DAYS)) is None:
+            await asyncio.sleep(0.01)
         response = await client.get("/dashboard", params={"days": "1"}, headers=bearer())
         assert response.status == 200
         assert "UTC), all repositories. Figures computed just now." in await response.text()

@@ -7,14 +7,22 @@ from datetime import timedelta
 import pytest
 
 from bot.dashboard.filters import Filter
-from bot.dashboard.reading import listed_flagged
-from bot.dashboard.view import FLAGGED_SHOWN, Sources, build_view, repositories_of, web_link
-from bot.judge.records import Tier, Verdict
+from bot.dashboard.reading import reduce_window
+from bot.dashboard.view import (
+    FLAGGED_SHOWN,
+    Sources,
+    build_view,
+    flagged_tags,
+    repositories_of,
+    web_link,
+)
+from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
-from bot.reports.triage import OpenIssue, Subject, triage
+from bot.reports.triage import OpenIssue, Subject, SubjectKey, triage
 from bot.storage.base import StoredVerdict
+from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import NOW, QUICK, SEEDED, call, day, judgment, sha, stored_of
 
 LIMITS = CalibrationThresholds(_env_file=None)
@@ -22,6 +30,24 @@ LIMITS = CalibrationThresholds(_env_file=None)
 
 def window(days: int = 14) -> list[StoredVerdict]:
     return [s for s in stored_of(SEEDED) if s.created_at >= NOW - timedelta(days=days)]
+
+
+def sources_of(
+    stored: list[StoredVerdict],
+    chosen: Filter,
+    subjects: dict[SubjectKey, Subject] | None = None,
+    issues: list[OpenIssue] | None = None,
+) -> Sources:
+    """What `read_sources` would hand over for these records, without a database."""
+    reduced = reduce_window([facts_of_stored(s) for s in stored], chosen)
+    return Sources(
+        facts=reduced.facts,
+        unreadable=reduced.unreadable,
+        repositories=repositories_of((s.repository for s in stored), chosen.repository),
+        details={s.seq: s for s in stored},
+        subjects=subjects or {},
+        open_issues=issues or [],
+    )
 
 
 @pytest.mark.parametrize(
@@ -41,9 +67,10 @@ def test_the_view_holds_the_reports_numbers() -> None:
     stored = window()
     issue = OpenIssue("octo/docs", "octo/docs#3", 12, "https://github.com/octo/docs/issues/12")
     subjects = {("octo/docs", sha(3)): Subject(7, "javascript:alert(1)")}
-    view = build_view(Sources(stored, subjects, [issue]), Filter(None, 14), LIMITS, NOW)
-    report = triage(stored, now=NOW, days=14, subjects=subjects, open_issues=[issue])
+    chosen = Filter(None, 14)
+    view = build_view(sources_of(stored, chosen, subjects, [issue]), chosen, LIMITS, NOW)
     facts, _ = facts_of(stored)
+    report = triage(facts, now=NOW, days=14, subjects=subjects, open_issues=[issue])
     figures = calibrate(facts, LIMITS, now=NOW, days=14).overall.figures
     assert view.report.judgments == report.judgments == view.chart.total == 9
     assert view.report.decisions == report.decisions
@@ -63,7 +90,8 @@ def test_the_view_holds_the_reports_numbers() -> None:
 
 
 def test_one_repository() -> None:
-    view = build_view(Sources(window(), {}, []), Filter("OCTO/API", 14), LIMITS, NOW)
+    chosen = Filter("OCTO/API", 14)
+    view = build_view(sources_of(window(), chosen), chosen, LIMITS, NOW)
     assert view.report.judgments == 3
     assert view.overall.judgments == 3
     assert view.flagged_total == 1 and view.flagged[0].repository == "octo/api"
@@ -77,27 +105,46 @@ def test_only_the_newest_flagged_rows_are_kept() -> None:
                  day(1 + n / 100))
         for n in range(FLAGGED_SHOWN + 5)
     ]  # fmt: skip
-    view = build_view(Sources(stored_of(many), {}, []), Filter(None, 14), LIMITS, NOW)
+    chosen = Filter(None, 14)
+    view = build_view(sources_of(stored_of(many), chosen), chosen, LIMITS, NOW)
     assert view.flagged_total == FLAGGED_SHOWN + 5
     assert len(view.flagged) == len(view.report.flagged) == FLAGGED_SHOWN
     assert view.flagged[0].when == "2026-02-28 12:00"
 
 
 def test_repositories_offered() -> None:
-    stored = stored_of(
-        [judgment(r, 1, Verdict.ACCEPT, "GO", [], [], day(1)) for r in ("b/x", "A/y", "a/Y", None)]
-    )
-    assert repositories_of(stored, None) == ["A/y", "b/x"]
-    assert repositories_of(stored, "c/z") == ["A/y", "b/x", "c/z"]
+    names = ["b/x", "A/y", "a/Y", None]
+    assert repositories_of(names, None) == ["A/y", "b/x"]
+    assert repositories_of(names, "c/z") == ["A/y", "b/x", "c/z"]
     assert repositories_of([], "B/X") == ["B/X"]
 
 
-def test_links_are_read_for_the_listed_flagged_only() -> None:
+def test_records_and_links_are_read_for_the_listed_flagged_only() -> None:
     many = [
         judgment("octo/docs", 100 + n, Verdict.REJECT, "NO-GO",
                  [(Tier.QUICK, QUICK, Verdict.REJECT)], [], day(1 + n / 100))
         for n in range(FLAGGED_SHOWN + 5)
     ]  # fmt: skip
     accepted = judgment("octo/docs", 1, Verdict.ACCEPT, "GO", [], [], day(0.1))
-    listed = listed_flagged(stored_of([*many, accepted]))
+    rows = [facts_of_stored(s) for s in stored_of([*many, accepted])]
+    listed = reduce_window(rows, Filter(None, 14)).listed
     assert [item.task_id for item in listed] == [r.task_id for r in many[:FLAGGED_SHOWN]]
+
+
+def tagged(number: int, tags: list[str], decision: Verdict = Verdict.REJECT) -> StoredVerdict:
+    record: VerdictRecord = judgment("octo/docs", number, decision, "NO-GO", [], [], day(1))
+    [stored] = stored_of([record])
+    stored.record["tags"] = tags
+    return stored
+
+
+def test_the_tag_filter_lists_only_tagged_flagged_items() -> None:
+    stored = [tagged(1, ["security"]), tagged(2, ["docs"]), tagged(3, [], Verdict.ACCEPT)]
+    stored[2].record["tags"] = ["accepted-only"]
+    chosen = Filter(None, 14, "security")
+    view = build_view(sources_of(stored, chosen), chosen, LIMITS, NOW)
+    assert [row.tags for row in view.flagged] == ["security"]
+    assert view.flagged_total == 1 and view.report.judgments == 3
+    assert view.tags == ["docs", "security"]  # an accepted judgment's tags are no choice
+    facts, _ = facts_of(stored)
+    assert flagged_tags(facts, "gone") == ["docs", "gone", "security"]

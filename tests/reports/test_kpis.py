@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from bot.reports import sources
-from bot.reports.facts import facts_of, in_repository
+from bot.reports.facts import facts_of
 from bot.reports.kpis import Calibration, calibrate
 from bot.reports.measures import Rate
 from bot.reports.model_kpis import GroupFigures
@@ -22,8 +22,7 @@ async def seeded_report(
     storage: Storage, days: int = 14, repository: str | None = None, **limits: object
 ) -> Calibration:
     await store_all(storage, SEEDED)
-    stored = await sources.window_records(storage, NOW - timedelta(days=days))
-    facts, unreadable = facts_of(in_repository(stored, repository))
+    facts, unreadable = await sources.window_facts(storage, NOW - timedelta(days=days), repository)
     thresholds = CalibrationThresholds(**limits)  # type: ignore[arg-type]
     return calibrate(
         facts, thresholds, now=NOW, days=days, repository=repository, unreadable=unreadable

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.judge.records import Tier, Verdict
 from bot.reports import report_cli as cli
 from bot.reports.calibration_view import render_calibration
 from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.sqlite import SqliteStorage
-from tests.reports.seeded import NOW, SEEDED, store_all, stored_of
+from tests.reports.seeded import NOW, QUICK, SEEDED, judgment, store_all, stored_of
 from tests.reports.test_triage import golden
 
 
@@ -94,6 +95,35 @@ def test_triage_table_and_json(database: str, capsys: pytest.CaptureFixture[str]
     assert [f["task_id"] for f in document["flagged"]] == ["octo/api#2"]
 
 
+def test_triage_lists_only_the_flagged_items_of_a_tag(
+    database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The database's octo/api#2 (escalated, 1.5 days back) is untagged; a new rejection
+    carries the tag."""
+    tagged = judgment("octo/docs", 30, Verdict.REJECT, "NO-GO",
+                      [(Tier.QUICK, QUICK, Verdict.REJECT)], [], datetime.now(UTC))  # fmt: skip
+
+    async def add() -> None:
+        store = SqliteStorage(database.removeprefix("sqlite:///"))
+        await store.open()
+        try:
+            record = tagged.model_dump(mode="json") | {"tags": ["security"]}
+            await store.append_verdict(task_id=tagged.task_id, repository="octo/docs",
+                                       head_sha=tagged.head_sha, verdict="reject",
+                                       created_at=tagged.timestamp, record=record)  # fmt: skip
+        finally:
+            await store.close()
+
+    asyncio.run(add())
+    assert run(["triage", "--tag", "security", "--json", "--database-url", database]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [f["task_id"] for f in document["flagged"]] == ["octo/docs#30"]
+    assert document["flagged"][0]["tags"] == ["security"] and document["tag"] == "security"
+    assert document["judgments"] == 4  # the tag narrows the flagged items, not the counts
+    assert run(["triage", "--tag", "nothing-has-this", "--database-url", database]) == 0
+    assert "flagged: none" in capsys.readouterr().out
+
+
 def test_a_database_that_cannot_be_read_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -126,6 +156,9 @@ def test_bad_settings_are_one_line(
         ["calibrate", "--repo", "not a repo"],
         ["triage", "--width", "10"],
         ["triage", "--width", "wide"],
+        ["triage", "--tag", " "],
+        ["triage", "--tag", "x" * 101],
+        ["calibrate", "--tag", "security"],
     ],
 )
 def test_bad_arguments_are_usage_errors(argv: list[str]) -> None:

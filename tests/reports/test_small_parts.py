@@ -8,10 +8,18 @@ from typing import Any
 import pytest
 
 from bot.judge.records import Tier, Verdict
-from bot.reports.facts import LOCAL, fact_of, facts_of, human_decisions
+from bot.reports.facts import (
+    LOCAL,
+    _Rounds,
+    fact_of,
+    facts_of,
+    facts_of_rows,
+    human_decisions,
+)
 from bot.reports.table import Column, fit_line, plain, render_table
 from bot.reports.thresholds import CalibrationThresholds, parse_prices
 from bot.settings import SettingsError, load_judge_section
+from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import DEEP, NOW, QUICK, SEEDED, call, judgment, stored_of
 
 
@@ -54,12 +62,30 @@ def test_the_last_round_only_in_top_level_fields_is_read() -> None:
         {"calls": [{"tier": "quick"}]},
         {"previous_rounds": [{"round": "x"}]},
         {"final_decision": ["accept"]},
+        {
+            "previous_rounds": [
+                {"round": 1, "judge_tier": "quick", "model": "m", "verdict": "so-so"}
+            ]
+        },
     ],
 )
 def test_a_damaged_record_is_unreadable(damage: dict[str, Any]) -> None:
     (stored,) = stored_of(SEEDED[:1])
     assert fact_of(replace(stored, record={**stored.record, **damage})) is None
     assert facts_of([stored, replace(stored, record={**stored.record, **damage})])[1] == 1
+
+
+def test_decoded_rounds_are_remembered_within_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window repeats a few round shapes: each is decoded once, and the memory of them
+    is emptied when full rather than growing."""
+    remembered = _Rounds()
+    monkeypatch.setattr(remembered, "limit", 2)
+    quick = '[["quick","m",null,"accept"]]'
+    first = remembered(quick)
+    assert first is not None and remembered(quick) is first
+    remembered('[["deep","m",null,"reject"]]')
+    remembered('[["deep","m",null,"improve"]]')  # full: forgets, then remembers this one
+    assert remembered(quick) == first and remembered(quick) is not first
 
 
 def test_the_latest_human_decision_stands_and_a_cancel_removes_it() -> None:
@@ -124,3 +150,17 @@ def test_cells_are_safe_for_a_terminal() -> None:
     assert plain("a\x1b[2Jb\u202ec\nd") == "a\\x1b[2Jb\\u202ec d"
     assert fit_line("x" * 50, 10) == "x" * 9 + "…"
     assert fit_line("short", None) == "short"
+
+
+def test_a_facts_row_broken_by_hand_is_unreadable_not_fatal() -> None:
+    rows = [facts_of_stored(s) for s in stored_of(SEEDED[:3])]
+    broken = [
+        rows[0]._replace(calls="[[oops"),
+        rows[1]._replace(rounds='[["quick"]]'),
+        rows[2]._replace(calls='{"not": "a list"}'),
+    ]
+    facts, unreadable = facts_of_rows([*rows, *broken])
+    assert (len(facts), unreadable) == (3, 3)
+    assert facts == facts_of_rows(rows)[0]
+    assert facts_of_rows([])[0] == []
+    assert facts_of_rows([broken[2]]) == ([], 1)  # decodes with the window, still refused
