@@ -1,13 +1,18 @@
 """GitHub API calls per pull-request event, and round trips before the first model call.
 
 Runs the real app against the fake GitHub and the fake LLM (both real HTTP servers on
-loopback, from tests/fakes) and judges pull requests of 1, 10 and 100 watched files. The
+loopback, from tests/fakes) and judges pull requests of 1, 10 and 100 watched files that
+modify files of the base branch, with the review context a reviewer sees: CI on the head
+commit (another app's failing required check and a passing one, a commit status) and a
+maintainer's review. Each pull request is opened (the quick judge asks for improvements),
+then pushed to again (`synchronize`, judged with the earlier verdict in view). The
 installation token and the repository config are warmed by one earlier event, as they
-are in a running deployment. Prints, per pull request:
+are in a running deployment. Prints, per event:
 
   * the GitHub calls the event caused, by operation;
   * the sequential GitHub round trips before the first model call (the longest chain of
-    requests each starting after the previous one ended, measured on the bot's side).
+    requests each starting after the previous one ended, measured on the bot's side);
+  * which parts of the review context the first model call carried.
 
     python benchmarks/github_calls.py
 """
@@ -91,6 +96,39 @@ def accept_reply() -> Reply:
     )
 
 
+def improve_reply() -> Reply:
+    return Reply.json(
+        {
+            "semantic": 3,
+            "pragmatic": 3,
+            "syntactic": 3,
+            "reasoning": "thin",
+            "improvements": ["cite the benchmark run"],
+        }
+    )
+
+
+MARKERS = {
+    "diff": "(diff) docs/",
+    "CI": "(CI results on this commit)",
+    "earlier": "(earlier verdicts on this pull request)",
+    "review": "Review by @maintainer",
+}
+
+
+def carried(llm: TimedLLM, first: int) -> str:
+    text = llm.requests[first].user_text if len(llm.requests) > first else ""
+    return ", ".join(name for name, marker in MARKERS.items() if marker in text) or "nothing"
+
+
+def add_ci(fake: FakeGitHub, sha: str) -> None:
+    fake.add_check_run(
+        REPO, sha, "tests", conclusion="failure", title="1 failed", summary="test_part: 2 != 3"
+    )
+    fake.add_check_run(REPO, sha, "lint", conclusion="success", app_slug="linter", app_id=77)
+    fake.add_status(REPO, sha, "docs/links", "success", description="all links resolve")
+
+
 async def run() -> None:
     key = new_key_pair()
     pem = key.private_pem
@@ -98,11 +136,13 @@ async def run() -> None:
     fake.add_installation(1, "octo")
     fake.add_repo(REPO, default_branch="main", installation_id=1)
     fake.add_commit(REPO, {".github/judge.yml": "limits:\n  max_files: 100\n"}, branch="main")
+    fake.require_checks(REPO, "main", "tests")
+    fake.set_permission(REPO, "maintainer", "write")
     llm = TimedLLM()
-    llm.default = accept_reply()
     await fake.start()
     await llm.start()
     trace, spans = tracing()
+    rows: list[tuple[str, Counter[str], int, str]] = []
     with tempfile.TemporaryDirectory() as workdir:
         settings = make_settings(pem, Path(workdir))
         store = storage_from_url(settings.database_url)
@@ -115,52 +155,57 @@ async def run() -> None:
                 graphql_url=fake.graphql_url,
                 policy=RetryPolicy(write_interval=0.0),
             )
-            app = create_app(settings, storage=store, github=github, judge_config=judge_config(llm))
+            config = judge_config(llm, deep_model=None, tiebreaker_model=None)
+            app = create_app(settings, storage=store, github=github, judge_config=config)
             client = TestClient(TestServer(app, host="127.0.0.1"))
             await client.start_server()
+
+            async def event(label: str, action: str, number: int) -> None:
+                calls_before, spans_before, asked = len(fake.calls), len(spans), len(llm.requests)
+                llm.arrivals.clear()
+                payload = pull_request_payload(fake, action, number)
+                await deliver(client, settings.webhook_path, store, payload)
+                calls = fake.calls[calls_before:]
+                first_model = min(llm.arrivals) if llm.arrivals else float("inf")
+                before_model = [s for s in spans[spans_before:] if s[1] <= first_model]
+                counts = Counter(c.operation_id for c in calls)
+                rows.append((label, counts, longest_chain(before_model), carried(llm, asked)))
+
             try:
-                rows = []
                 for index, size in enumerate((1, *SIZES)):
-                    files = {
-                        f"docs/part-{index}-{n}.md": f"# Part {n}\n\nText {index}.\n"
-                        for n in range(size)
-                    }
-                    sha = fake.add_commit(REPO, files, branch=f"topic-{index}")
+                    paths = [f"docs/part-{index}-{n}.md" for n in range(size)]
+                    fake.add_commit(
+                        REPO, {p: f"# Part\n\nText {index}.\n" for p in paths}, branch="main"
+                    )
+                    changed = {p: f"# Part\n\nText {index}, revised.\n" for p in paths}
+                    sha = fake.add_commit(REPO, changed, branch=f"topic-{index}")
                     number = fake.add_pull(
-                        REPO,
-                        None,
-                        sha,
-                        head_ref=f"topic-{index}",
-                        author="agent",
-                        title=f"Docs {index}",
+                        REPO, None, sha, head_ref=f"topic-{index}", author="agent"
                     )
-                    calls_before, spans_before = len(fake.calls), len(spans)
-                    llm.arrivals.clear()
-                    await deliver(
-                        client,
-                        settings.webhook_path,
-                        store,
-                        pull_request_payload(fake, "opened", number),
-                    )
+                    add_ci(fake, sha)
+                    fake.add_pull_review(REPO, number, "maintainer", "Cite the benchmark run")
+                    llm.default = improve_reply()
+                    await event(f"{size:>3} files, opened", "opened", number)
                     if index == 0:
-                        continue  # warm-up: token and config now cached, as in production
-                    calls = fake.calls[calls_before:]
-                    first_model = min(llm.arrivals) if llm.arrivals else float("inf")
-                    before_model = [s for s in spans[spans_before:] if s[1] <= first_model]
-                    rows.append(
-                        (size, Counter(c.operation_id for c in calls), longest_chain(before_model))
-                    )
+                        rows.clear()  # warm-up: token and config now cached, as in production
+                        continue
+                    again: dict[str, str | None] = {
+                        p: f"# Part\n\nText {index}, cited [run](https://x.org).\n" for p in paths
+                    }
+                    add_ci(fake, fake.merges.push(REPO, number, again))
+                    llm.default = accept_reply()
+                    await event(f"{size:>3} files, synchronize", "synchronize", number)
             finally:
                 await client.close()
                 await fake.close()
                 await llm.close()
-    print("GitHub calls per pull_request.opened event (token and config cached):")
-    for size, counts, chain in rows:
+    print("GitHub calls per pull_request event (token and config cached):")
+    for label, counts, chain, context in rows:
         total = sum(counts.values())
         kinds = ", ".join(f"{op} {n}" for op, n in sorted(counts.items()))
         print(
-            f"  {size:>3} watched files: {total} calls ({kinds}); "
-            f"{chain} sequential round trips before the first model call"
+            f"  {label}: {total} calls ({kinds}); {chain} sequential round trips before "
+            f"the first model call; the judge saw: {context}"
         )
     if fake.errors:
         print("fake GitHub validation errors:", *fake.errors, sep="\n  ")

@@ -10,8 +10,10 @@ on loopback, with SQLite storage in a temporary directory:
 Printed: model calls per judged change (overall, and for first-time content), tokens
 sent, cache hit rate, and the engine's overhead per judgment excluding model latency
 (time in `judge()` minus time inside the provider calls; median and p95), with and
-without storage. Targets: 0 calls for repeated content; <= 1.3 calls per change when
-80% pass quick; overhead under 5 ms.
+without storage; then the same workload again with the review context the App sends
+(each change's diff, two CI results with excerpts, an earlier verdict's findings), to
+show the tokens a judgment costs before and after it. Targets: 0 calls for repeated
+content; <= 1.3 calls per change when 80% pass quick; overhead under 5 ms.
 
     .venv/bin/python benchmarks/judge_cost.py [--changes N] [--good 0.8] [--repeat 0.25]
 """
@@ -26,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.providers import Completion, LLMProvider
 from bot.judge.records import JudgedFile, TaskSpec
+from bot.judge.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
@@ -142,6 +145,40 @@ def make_workload(changes: int, good: float, repeat: float, seed: int) -> Worklo
     return Workload(requests, repeats, good_new, bad_new)
 
 
+def with_context(workload: Workload) -> Workload:
+    """The same changes, each with the review context a pull request brings."""
+    contexts: dict[int, JudgeRequest] = {}
+    requests = []
+    for request in workload.requests:
+        if id(request) not in contexts:
+            [file] = request.files
+            first_line = file.content.splitlines()[2]
+            diff = f"@@ -1,3 +1,3 @@\n # Report\n \n-{first_line[:40]}\n+{first_line}"
+            context = ReviewContext(
+                diffs=[FileDiff(path=file.path, diff=diff)],
+                ci=[
+                    CiResult(
+                        name="tests",
+                        state="failure",
+                        required=True,
+                        excerpt="1 failed: test_report_links\nAssertionError: 404 for /run/7",
+                    ),
+                    CiResult(name="lint", state="success", excerpt="0 problems"),
+                ],
+                earlier=[
+                    EarlierVerdict(
+                        head_sha="e" * 40,
+                        decision="improve",
+                        findings=["name the cause", "give the re-measure date"],
+                        reasoning="the action is vague",
+                    )
+                ],
+            )
+            contexts[id(request)] = replace(request, context=context)
+        requests.append(contexts[id(request)])
+    return Workload(requests, workload.repeats, workload.good_new, workload.bad_new)
+
+
 @dataclass
 class Result:
     calls: int
@@ -237,6 +274,23 @@ async def main_async(args: argparse.Namespace) -> None:
             )
             bare = await run(workload, with_storage=False, fake=fake, db_dir=Path(tmp))
             report("engine without storage (no cache)", workload, bare, with_storage=False)
+            reviewed = with_context(workload)
+            after = await run(reviewed, with_storage=True, fake=fake, db_dir=Path(tmp))
+            report(
+                "engine + SQLite storage, with the review context (diff, CI, earlier verdict)",
+                reviewed,
+                after,
+                with_storage=True,
+            )
+            changes = len(workload.requests)
+            print(
+                "== tokens sent per judgment: "
+                f"{with_storage.prompt_tokens / changes:.0f} without the review context, "
+                f"{after.prompt_tokens / changes:.0f} with it "
+                f"(x{after.prompt_tokens / max(1, with_storage.prompt_tokens):.2f}); "
+                f"per model call {with_storage.prompt_tokens / max(1, with_storage.calls):.0f} "
+                f"and {after.prompt_tokens / max(1, after.calls):.0f}"
+            )
     finally:
         await fake.close()
 

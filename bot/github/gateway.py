@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from gidgethub import BadRequest
 from gidgethub.abc import GitHubAPI
 
+from bot.github.review_query import (
+    COMMITS_PAGE,
+    MAX_COMMITS,
+    HeadFacts,
+    HeadQuery,
+    build_commits_query,
+    build_head_query,
+    parse_commits,
+    parse_head_answer,
+    remote_file,
+)
 from bot.github.types import (
     ChangedPath,
     CommitInfo,
@@ -41,15 +53,6 @@ class RepoGateway:
         ):
             files.append(changed_from_diff_entry(item))
         return files
-
-    async def pull_commits(self, number: int) -> list[CommitInfo]:
-        return [
-            commit_from_rest(item)
-            async for item in self.client.getiter(
-                "/repos/{owner}/{repo}/pulls/{pull_number}/commits{?per_page}",
-                self._vars(pull_number=number, per_page=100),
-            )
-        ]
 
     async def pull(self, number: int) -> dict[str, Any]:
         answer = await self.client.getitem(
@@ -81,16 +84,29 @@ class RepoGateway:
         )
         data = await self.client.graphql(query, owner=self.owner, name=self.name)
         repository = (data or {}).get("repository") or {}
-        result: dict[str, RemoteFile | None] = {}
-        for index, expression in enumerate(expressions):
-            blob = repository.get(f"f{index}")
-            if not blob or blob.get("isBinary") or blob.get("text") is None:
-                result[expression] = None
-            else:
-                result[expression] = RemoteFile(
-                    str(blob["text"]), str(blob.get("oid", "")), bool(blob.get("isTruncated"))
-                )
-        return result
+        return {
+            expression: remote_file(repository.get(f"f{index}"))
+            for index, expression in enumerate(expressions)
+        }
+
+    async def head_facts(self, query: HeadQuery) -> HeadFacts:
+        """Blobs, the head commit's CI and (for a pull request) its commits, reviews,
+        conversation and closing issues, in one GraphQL query (`review_query`); a pull
+        request with more commits than a page costs one more query per older page."""
+        text, variables = build_head_query(query, self.owner, self.name)
+        facts = parse_head_answer(await self.client.graphql(text, **variables), query)
+        if query.pull_number is None or facts.commits is None:
+            return facts
+        commits, older = facts.commits, facts.older_commits
+        pages = MAX_COMMITS // COMMITS_PAGE - 1
+        while older is not None and pages > 0:
+            text, variables = build_commits_query(self.owner, self.name, query.pull_number, older)
+            data = await self.client.graphql(text, **variables)
+            page = ((data or {}).get("repository") or {}).get("pullRequest") or {}
+            earlier, older = parse_commits(page.get("commits"))
+            commits = earlier + commits
+            pages -= 1
+        return replace(facts, commits=commits, older_commits=older)
 
     async def permission(self, login: str) -> tuple[str, str | None]:
         """(permission, role_name) of a user; ("none", None) for a non-collaborator."""

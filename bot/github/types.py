@@ -1,4 +1,5 @@
-"""What GitHub says about a change, as plain data: changed paths, commits, files, patches.
+"""What GitHub says about a change, as plain data: changed paths, commits, files, patches,
+the CI results on a commit, and what people wrote on a pull request.
 
 Pure: webhook or REST shapes in, frozen values out. Every feature that reads a change
 speaks in these types, whether the data came from a payload, a REST list or GraphQL.
@@ -60,6 +61,47 @@ class RemoteFile:
     text: str
     blob_sha: str
     truncated: bool = False  # GitHub returns only the start of very large blobs
+
+
+@dataclass(frozen=True, slots=True)
+class CiCheck:
+    """One check run or commit status on a commit. `state` is lower-case: a check run's
+    conclusion once completed (success, failure, timed_out, ...), else `pending`; a
+    status's state (success, failure, error, pending)."""
+
+    name: str
+    kind: str  # "check" (a check run) | "status" (a commit status)
+    state: str
+    required: bool | None = None
+    """Required to merge the pull request; None when unknown (a push has no pull request)."""
+    excerpt: str = ""
+    """A check run's title and summary, a status's description, as the CI wrote them."""
+    app_slug: str | None = None
+    app_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Remark:
+    """A review, an inline review comment or a conversation comment on a pull request.
+    `can_push` is GitHub's word that the author has push access (reviews carry it)."""
+
+    author: str
+    kind: str  # "review" | "review comment" | "comment"
+    body: str
+    can_push: bool = False
+    association: str = "NONE"
+    is_bot: bool = False
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedIssue:
+    """An issue the pull request closes (GitHub's closing references)."""
+
+    number: int
+    title: str
+    body: str
+    repository: str
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")

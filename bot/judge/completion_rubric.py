@@ -37,14 +37,20 @@ dependencies, type errors, imports that do not resolve); requirement drift (feed
 incorporated); hallucinated APIs.
 
 Rules: partial completion is not completion; claims without matching file changes fail; \
-every directive must be satisfied; when in doubt, do not pass. Set forward_progress to true \
-when the change moves the task closer to done. Put questions only a human can answer in \
+every directive must be satisfied (feedback from reviewers given while the work went on is \
+binding); when in doubt, do not pass. Set forward_progress to true when the change moves the \
+task closer to done. When earlier verdicts on this pull request are shown, forward_progress \
+means this push resolved at least one of their findings or otherwise moved the task on; set \
+addressed_earlier to "all", "some" or "none" of their findings (null when none are shown), \
+and keep any finding still open in missing_items. Put questions only a human can answer in \
 questions_for_user.
 
 Reply with one JSON object and nothing else:
 {"pass": true|false, "reason": "...", "missing_items": ["..."], "questions_for_user": \
-["..."], "forward_progress": true|false, "convergence_estimate": n or null, \
-"suggested_next_steps": ["..."]}"""
+["..."], "forward_progress": true|false, "addressed_earlier": "all"|"some"|"none"|null, \
+"convergence_estimate": n or null, "suggested_next_steps": ["..."]}"""
+
+ADDRESSED = ("all", "some", "none")
 
 
 def _strict_bool(obj: Mapping[str, Any], key: str) -> bool:
@@ -60,7 +66,7 @@ def _strict_bool(obj: Mapping[str, Any], key: str) -> bool:
 
 class CompletionRubric:
     name: RubricName = RubricName.COMPLETION
-    prompt_version: str = "completion/1"
+    prompt_version: str = "completion/2"
     dimensions: tuple[str, ...] = ()
     verdict_keys: frozenset[str] = frozenset(
         {"pass", "missing_items", "forward_progress", "verdict"}
@@ -80,6 +86,7 @@ class CompletionRubric:
                 "missing_items": STRINGS_SCHEMA,
                 "questions_for_user": STRINGS_SCHEMA,
                 "forward_progress": {"type": "boolean"},
+                "addressed_earlier": {"type": ["string", "null"], "enum": [*ADDRESSED, None]},
                 "convergence_estimate": {"type": ["number", "null"]},
                 "suggested_next_steps": STRINGS_SCHEMA,
             }
@@ -101,6 +108,7 @@ class CompletionRubric:
                 convergence = to_number(convergence_raw, "convergence_estimate")
             except ParseError:
                 convergence = None
+        addressed = str(top.get("addressed_earlier") or "").strip().lower()
         missing = string_list(obj, "missing_items")
         next_steps = string_list(obj, "suggested_next_steps", "next_steps")
         extra: dict[str, Any] = {
@@ -108,6 +116,7 @@ class CompletionRubric:
             "missing_items": missing,
             "questions_for_user": string_list(obj, "questions_for_user", "questions"),
             "forward_progress": progress,
+            "addressed_earlier": addressed if addressed in ADDRESSED else None,
             "convergence_estimate": convergence,
             "suggested_next_steps": next_steps,
         }

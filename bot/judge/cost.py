@@ -7,8 +7,9 @@ throttle and the budgets); these functions decide from the numbers it read.
   length limit, content hash). A seat is its model, where it is served (protocol and
   base URL) and how many file characters it reads, since each changes the answer. The
   content hash covers everything the models would see (task text, file paths, statuses
-  and contents, the sensitive flag), so a repeated change costs no call, while a new
-  prompt version or a different panel (e.g. after four-eyes substitution) misses.
+  and contents, the sensitive flag, the review context: diffs, CI, earlier verdicts),
+  so a repeated change costs no call, while a new prompt version or a different panel
+  (e.g. after four-eyes substitution) misses.
 - Where usage counts (`usage_scopes`): the daily budgets belong to an installation
   (`installation:<id>`), the hourly throttle to one repository within it
   (`installation:<id>/repo:<name>`). One installation cannot spend another's budget,
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from bot.judge.records import JudgedFile, TaskSpec
+from bot.judge.review_context import ReviewContext
 
 CACHE_NAMESPACE = "verdict-cache"
 LOCAL_INSTALLATION = "local"
@@ -65,10 +67,18 @@ def usage_scopes(installation: int | None, repository: str) -> UsageScopes:
     return UsageScopes(repository=f"{owner}/repo:{repository}", installation=owner)
 
 
-def content_hash(task: TaskSpec, files: Sequence[JudgedFile], *, sensitive: bool) -> str:
+def content_hash(
+    task: TaskSpec,
+    files: Sequence[JudgedFile],
+    *,
+    sensitive: bool,
+    context: ReviewContext | None = None,
+) -> str:
     """Hash of what the judges are shown. The task id is left out on purpose: the same
-    content under another id is the same question."""
-    canonical = {
+    content under another id is the same question. The review context counts when there
+    is one (the same files with CI now red are another question); without one the hash
+    is what it always was, so earlier cache entries still answer."""
+    canonical: dict[str, object] = {
         "description": task.description,
         "acceptance": task.acceptance,
         "directives": list(task.directives),
@@ -79,6 +89,8 @@ def content_hash(task: TaskSpec, files: Sequence[JudgedFile], *, sensitive: bool
             (_compact([f.path, f.status, f.content, f.added_lines]) for f in files),
         ),
     }
+    if context is not None and not context.empty:
+        canonical["context"] = context.model_dump(mode="json")
     return hashlib.sha256(_compact(canonical).encode("utf-8")).hexdigest()
 
 

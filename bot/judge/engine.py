@@ -63,26 +63,25 @@ from bot.judge.judgment import (
 )
 from bot.judge.mechanical import check_task, run_mechanical_checks
 from bot.judge.parsing import ParseError, parse_answer
-from bot.judge.prompts import PROMPT_VERSION, build_messages
-from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
+from bot.judge.prompts import PROMPT_VERSION, compose_messages
+from bot.judge.protocol import Decision, RunTier, next_step
 from bot.judge.providers import ProviderError
 from bot.judge.records import (
-    CallStats,
     Finding,
     JudgedFile,
-    RoundRecord,
     RubricName,
     TaskSpec,
     Tier,
-    Truncation,
     VerdictRecord,
     content_sha256,
 )
 from bot.judge.research_settings import ResearchRules
+from bot.judge.review_context import ReviewContext
 from bot.judge.rounds import (
     ATTEMPTS_PER_ROUND,
     AttemptError,
     GiveUp,
+    JudgmentLog,
     Tally,
     attempt_outcome,
     attempt_refusal,
@@ -116,6 +115,8 @@ class JudgeRequest:
     research: ResearchRules = field(default_factory=ResearchRules)
     """The research rubric's thresholds (JUDGE_RESEARCH_* with the repository's overrides
     applied); read only when `rubric` is research."""
+    context: ReviewContext = field(default_factory=ReviewContext)
+    """What a reviewer sees besides the files: diffs, CI results, earlier verdicts."""
 
 
 async def append_record(storage: Storage, record: VerdictRecord) -> None:
@@ -141,27 +142,6 @@ class _Inspection:
     mechanical: list[Finding]
     injection: list[Finding]
     authoring: list[str]
-
-
-@dataclass
-class _Run:
-    """Mutable state of one judgment while the protocol runs."""
-
-    scopes: cost.UsageScopes
-    """Where this judgment's model calls and tokens are counted."""
-    rounds: list[RoundRecord] = field(default_factory=list)
-    results: list[RoundResult] = field(default_factory=list)
-    calls: list[CallStats] = field(default_factory=list)
-    truncation: list[Truncation] = field(default_factory=list)
-    calls_left: int | None = None
-
-    def add(self, record: RoundRecord, stats: CallStats, truncated: list[Truncation]) -> None:
-        self.rounds.append(record)
-        self.results.append(RoundResult(record.judge_tier, record.verdict))
-        self.calls.append(stats)
-        for item in truncated:
-            if item not in self.truncation:
-                self.truncation.append(item)
 
 
 class JudgeEngine:
@@ -220,7 +200,7 @@ class JudgeEngine:
         refused, calls_left = await self._admit(scopes, now)
         if refused is not None:
             return settled_record(base, refused)
-        run = _Run(scopes=scopes, calls_left=calls_left)
+        run = JudgmentLog(scopes=scopes, calls_left=calls_left)
         decision = await self._protocol(request, rubric, seating, run)
         record = verdict_record(
             base,
@@ -229,6 +209,7 @@ class JudgeEngine:
             rounds=run.rounds,
             calls=run.calls,
             truncation=run.truncation,
+            context=list(run.shown.values()),
         )
         if self.storage is not None and cacheable(record):
             await self.storage.kv_put(
@@ -238,6 +219,12 @@ class JudgeEngine:
 
     def _inspect(self, request: JudgeRequest) -> _Inspection:
         live = [f for f in request.files if not f.removed]
+        # CI output can quote what the change's own tests print: it is scanned as well.
+        live += [
+            JudgedFile(path=f"<ci {c.name}>", content=c.excerpt)
+            for c in request.context.ci
+            if c.excerpt
+        ]
         return _Inspection(
             mechanical=check_task(request.task)
             + run_mechanical_checks(
@@ -260,7 +247,9 @@ class JudgeEngine:
             rubric=rubric.name.value,
             seats={tier.value: _seat_key(s.seat) for tier, s in seating.items()},
             prompt_version=f"{PROMPT_VERSION}+{rubric.prompt_version}",
-            content=cost.content_hash(request.task, request.files, sensitive=request.sensitive),
+            content=cost.content_hash(
+                request.task, request.files, sensitive=request.sensitive, context=request.context
+            ),
             max_output_tokens=self.config.max_output_tokens,
         )
 
@@ -295,7 +284,11 @@ class JudgeEngine:
         return None, cost.calls_left_today(usage, limits)
 
     async def _protocol(
-        self, request: JudgeRequest, rubric: Rubric, seating: Mapping[Tier, Seating], run: _Run
+        self,
+        request: JudgeRequest,
+        rubric: Rubric,
+        seating: Mapping[Tier, Seating],
+        run: JudgmentLog,
     ) -> Decision:
         deadline = self._monotonic() + self.config.wall_clock_budget
         available = frozenset(tier for tier, s in seating.items() if s.seat is not None)
@@ -312,7 +305,7 @@ class JudgeEngine:
         rubric: Rubric,
         tier: Tier,
         seated: Seating,
-        run: _Run,
+        run: JudgmentLog,
         deadline: float,
     ) -> None:
         """Ask the seated judge until it answers or `rounds` says to stop; record the round."""
@@ -340,7 +333,7 @@ class JudgeEngine:
             run.scopes, tally.attempts, tally.prompt_tokens + tally.completion_tokens
         )
         record = round_record(len(run.rounds) + 1, tier, seated, rubric, tally)
-        run.add(record, tally.call_stats(tier, seat), tally.truncated)
+        run.add(record, tally.call_stats(tier, seat), tally)
 
     async def _attempt(
         self,
@@ -348,13 +341,13 @@ class JudgeEngine:
         rubric: Rubric,
         tier: Tier,
         seat: Seat,
-        run: _Run,
+        run: JudgmentLog,
         time_limit: float,
         tally: Tally,
     ) -> AttemptError | None:
         """One call (a fresh nonce, counted against the day's calls) and the parse of its
         answer, added to `tally`; the failure, if any."""
-        messages, tally.truncated = build_messages(
+        prompt = compose_messages(
             rubric,
             request.task,
             [f for f in request.files if not f.removed],
@@ -362,7 +355,9 @@ class JudgeEngine:
             nonce=self._nonce(),
             max_chars=seat.max_chars,
             previous_rounds=tuple(run.rounds),
+            context=request.context,
         )
+        messages, tally.truncated, tally.shown = prompt.messages, prompt.truncation, prompt.shown
         tally.attempts += 1
         if run.calls_left is not None:
             run.calls_left -= 1

@@ -48,6 +48,7 @@ from bot.judge.mechanical import has_hard_failure
 from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
 from bot.judge.records import (
     CallStats,
+    ContextPiece,
     Finding,
     GoNoGo,
     RoundRecord,
@@ -187,6 +188,7 @@ def verdict_record(
     rounds: Sequence[RoundRecord] = (),
     calls: Sequence[CallStats] = (),
     truncation: Sequence[Truncation] = (),
+    context: Sequence[ContextPiece] = (),
     models_not_run_note: str | None = None,
 ) -> VerdictRecord:
     """The record: the fields every judgment has (`base`), the last round's answer as
@@ -206,6 +208,7 @@ def verdict_record(
         previous_rounds=list(rounds),
         consensus=decision.consensus,
         truncation=list(truncation),
+        context=list(context),
         calls=list(calls),
         final_decision=decision.verdict,
         go_no_go=go_no_go(base["rubric"], decision.verdict, rounds),

@@ -7,27 +7,84 @@ criteria, directives, file contents, and earlier models' reasoning, which read
 that content) is fenced with `injection.wrap_file` under the call's nonce. The
 nonce appears in the system message, which the author never sees.
 
-Truncation: `max_chars` is the budget for all file contents together, shared
-out smallest file first so small files arrive whole and the remainder is split
-evenly among the large ones; a cut file keeps its beginning and its opening
-delimiter says how much was kept. Task texts are capped separately at
-`TASK_TEXT_LIMIT` characters each. Every cut is returned as a `Truncation` so
-the record shows what the judge did not see.
+The review context (bot/judge/review_context.py), when the App sends one, comes
+before the files: the earlier verdicts on the pull request, the CI results on the
+head commit, and the diff of each judged file; each fenced like the files.
+
+Truncation: `max_chars` is the budget for the files, their diffs and the CI
+excerpts together (bot/judge/context_budget.py has the order they are trimmed in);
+the earlier verdicts (at most `EARLIER_LIMIT` characters), one line per CI result
+and the first `CI_FAILING_EXCERPT` characters of a red one come off the top.
+Within a kind the budget is shared smallest first, so small pieces arrive whole
+and the remainder is split evenly among the large ones; a cut piece keeps its
+beginning and its opening delimiter says how much was kept.
+Task texts are capped separately at `TASK_TEXT_LIMIT` characters each. Every cut
+file or task text is returned as a `Truncation`, and every piece with its size as
+`Shown`, so the record shows what the judge did and did not see.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from bot.judge.context_budget import Piece, allot, share
 from bot.judge.injection import closing_delimiter, escape_untrusted, wrap_file
-from bot.judge.records import JudgedFile, RoundRecord, TaskSpec, Tier, Truncation
+from bot.judge.records import (
+    ContextKind,
+    JudgedFile,
+    RoundRecord,
+    TaskSpec,
+    Tier,
+    Truncation,
+)
+from bot.judge.review_context import CiResult, EarlierVerdict, ReviewContext
 from bot.judge.rubrics import Rubric
 
 PROMPT_VERSION = "judge/1"
 TASK_TEXT_LIMIT = 8000
 REASONING_LIMIT = 1500
 IMPROVEMENTS_LIMIT = 10
+EARLIER_LIMIT = 2000
+EARLIER_FINDINGS = 10
+FINDING_LIMIT = 300
+CI_LISTED = 40
+CI_EXCERPT_LIMIT = 600
+CI_FAILING_EXCERPT = 200
+
+_CONTEXT_GUIDANCE = {
+    "earlier": (
+        "Earlier verdicts on this pull request follow, newest first: say whether this "
+        "change addressed what they found missing or to improve."
+    ),
+    "ci": (
+        "CI results on this commit follow: a failing required check is evidence against "
+        "the change unless it explains the failure; a pending check proves nothing yet."
+    ),
+    "diff": (
+        "Diffs show what each file changed (lines starting with - were removed, + added): "
+        "judge scope on what changed, with the full files as context."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One piece of the prompt: its size and how much of it this call sent."""
+
+    kind: ContextKind
+    name: str
+    chars: int
+    sent: int
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    truncation: list[Truncation]
+    shown: list[Shown]
+
 
 _TIER_GUIDANCE = {
     Tier.QUICK: (
@@ -68,14 +125,7 @@ def _system(rubric: Rubric, nonce: str) -> str:
 
 def _allocate(sizes: Sequence[int], budget: int) -> list[int]:
     """Characters kept per file: smallest first, each at most an even share of what is left."""
-    kept = [0] * len(sizes)
-    remaining = budget
-    order = sorted(range(len(sizes)), key=lambda i: sizes[i])
-    for position, index in enumerate(order):
-        share = remaining // (len(order) - position)
-        kept[index] = min(sizes[index], share)
-        remaining -= kept[index]
-    return kept
+    return share(sizes, budget)
 
 
 def _capped(label: str, text: str, tier: Tier, cuts: list[Truncation]) -> tuple[str, str]:
@@ -112,14 +162,44 @@ def build_messages(
     nonce: str,
     max_chars: int,
     previous_rounds: Sequence[RoundRecord] = (),
+    context: ReviewContext | None = None,
 ) -> tuple[list[dict[str, str]], list[Truncation]]:
+    prompt = compose_messages(
+        rubric,
+        task,
+        files,
+        tier,
+        nonce=nonce,
+        max_chars=max_chars,
+        previous_rounds=previous_rounds,
+        context=context,
+    )
+    return prompt.messages, prompt.truncation
+
+
+def compose_messages(
+    rubric: Rubric,
+    task: TaskSpec,
+    files: Sequence[JudgedFile],
+    tier: Tier,
+    *,
+    nonce: str,
+    max_chars: int,
+    previous_rounds: Sequence[RoundRecord] = (),
+    context: ReviewContext | None = None,
+) -> Prompt:
     if max_chars <= 0:
         raise ValueError("max_chars must be positive")
+    context = context or ReviewContext()
     cuts: list[Truncation] = []
+    shown: list[Shown] = []
     parts: list[str] = [
         f"Judge tier: {tier.value}. {_TIER_GUIDANCE[tier]}",
         f"Task id: {escape_untrusted(json.dumps(task.task_id))}",
     ]
+    guidance = _guidance(context)
+    if guidance:
+        parts.append(guidance)
 
     texts = [
         ("(task description)", task.description),
@@ -130,6 +210,7 @@ def build_messages(
         if not text.strip():
             continue
         body, note = _capped(label, text, tier, cuts)
+        shown.append(Shown("task", label, len(text), len(body)))
         parts.append(wrap_file(label, body, nonce, note))
 
     live = [f for f in files if not f.removed]
@@ -137,17 +218,7 @@ def build_messages(
         f"- {escape_untrusted(json.dumps(f.path))} ({f.status or 'changed'})" for f in files
     )
     parts.append(f"Files in the change ({len(files)}):\n{listing or '- (none)'}")
-
-    kept = _allocate([len(f.content) for f in live], max_chars)
-    for file, keep in zip(live, kept, strict=True):
-        original = len(file.content)
-        note = ""
-        if keep < original:
-            cuts.append(
-                Truncation(path=file.path, original_chars=original, kept_chars=keep, tier=tier)
-            )
-            note = f"(truncated: first {keep} of {original} chars)"
-        parts.append(wrap_file(file.path, file.content[:keep], nonce, note))
+    parts.extend(_context_parts(rubric, context, live, tier, nonce, max_chars, cuts, shown))
 
     if tier is Tier.TIEBREAKER and previous_rounds:
         earlier = "\n".join(
@@ -161,4 +232,105 @@ def build_messages(
         {"role": "system", "content": _system(rubric, nonce)},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
-    return messages, cuts
+    return Prompt(messages, cuts, shown)
+
+
+def _guidance(context: ReviewContext) -> str:
+    present = {"earlier": context.earlier, "ci": context.ci, "diff": _diffs(context)}
+    return " ".join(_CONTEXT_GUIDANCE[kind] for kind, pieces in present.items() if pieces)
+
+
+def _diffs(context: ReviewContext) -> list[tuple[str, str, str]]:
+    return [(d.path, d.diff, d.note) for d in context.diffs if d.diff]
+
+
+def _cut_note(kept: int, original: int) -> str:
+    return f"(truncated: first {kept} of {original} chars)" if kept < original else ""
+
+
+def _context_parts(
+    rubric: Rubric,
+    context: ReviewContext,
+    live: Sequence[JudgedFile],
+    tier: Tier,
+    nonce: str,
+    max_chars: int,
+    cuts: list[Truncation],
+    shown: list[Shown],
+) -> list[str]:
+    """The earlier verdicts, CI results, diffs and files, within the budget."""
+    parts: list[str] = []
+    earlier = _earlier_text(context.earlier)
+    if earlier:
+        sent = earlier[:EARLIER_LIMIT]
+        shown.append(Shown("earlier", "earlier verdicts", len(earlier), len(sent)))
+        label = "(earlier verdicts on this pull request)"
+        parts.append(wrap_file(label, sent, nonce, _cut_note(len(sent), len(earlier))))
+    checks = _ordered_ci(context.ci)
+    lines = [check.line() for check in checks]
+    # A red check keeps the start of what it reported however tight the budget.
+    floors = [min(len(c.excerpt), CI_FAILING_EXCERPT) if c.failing else 0 for c in checks]
+    diffs = _diffs(context)
+    pieces = [
+        Piece("ci", c.name, min(len(c.excerpt), CI_EXCERPT_LIMIT) - floor)
+        for c, floor in zip(checks, floors, strict=True)
+    ]
+    pieces += [Piece("diff", path, len(diff)) for path, diff, _ in diffs]
+    pieces += [Piece("file", f.path, len(f.content)) for f in live]
+    fixed = len(earlier[:EARLIER_LIMIT]) + sum(len(line) + 1 for line in lines) + sum(floors)
+    kept = allot(pieces, max_chars, fixed=fixed, rubric=rubric.name)
+    ci_kept = [floor + amount for floor, amount in zip(floors, kept, strict=False)]
+    rest = kept[len(checks) :]
+    diff_kept, file_kept = rest[: len(diffs)], rest[len(diffs) :]
+    if checks:
+        parts.append(wrap_file("(CI results on this commit)", _ci_text(checks, ci_kept), nonce))
+        for check, amount, line in zip(checks, ci_kept, lines, strict=True):
+            excerpt = len(check.excerpt)
+            shown.append(Shown("ci", check.name, len(line) + excerpt, len(line) + amount))
+    for (path, diff, note), amount in zip(diffs, diff_kept, strict=True):
+        shown.append(Shown("diff", path, len(diff), amount))
+        notes = " ".join(n for n in (note, _cut_note(amount, len(diff))) if n)
+        parts.append(wrap_file(f"(diff) {path}", diff[:amount], nonce, notes))
+    for file, amount in zip(live, file_kept, strict=True):
+        original = len(file.content)
+        shown.append(Shown("file", file.path, original, amount))
+        if amount < original:
+            cuts.append(
+                Truncation(path=file.path, original_chars=original, kept_chars=amount, tier=tier)
+            )
+        parts.append(
+            wrap_file(file.path, file.content[:amount], nonce, _cut_note(amount, original))
+        )
+    return parts
+
+
+def _ordered_ci(results: Sequence[CiResult]) -> list[CiResult]:
+    """Failing required checks first, then failing, pending, the rest; at most CI_LISTED."""
+
+    def rank(result: CiResult) -> int:
+        if result.failing:
+            return 0 if result.required else 1
+        return 2 if result.state in ("pending", "expected") else 3
+
+    return sorted(results, key=rank)[:CI_LISTED]
+
+
+def _ci_text(checks: Sequence[CiResult], kept: Sequence[int]) -> str:
+    rows: list[str] = []
+    for check, amount in zip(checks, kept, strict=True):
+        rows.append(f"- {check.line()}")
+        excerpt = check.excerpt[:amount].strip()
+        if excerpt:
+            rows.extend(f"    {row}" for row in excerpt.splitlines())
+    return "\n".join(rows)
+
+
+def _earlier_text(earlier: Sequence[EarlierVerdict]) -> str:
+    blocks: list[str] = []
+    for verdict in earlier:
+        lines = [f"At {verdict.head_sha[:12]}: {verdict.decision}"]
+        if verdict.reasoning:
+            lines.append(f"Why: {verdict.reasoning[:FINDING_LIMIT]}")
+        lines.extend(f"- {item[:FINDING_LIMIT]}" for item in verdict.findings[:EARLIER_FINDINGS])
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

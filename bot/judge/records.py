@@ -19,6 +19,9 @@ Field meanings that are easy to misread:
   then None. A verdict-cache hit repeats the cached judgment's rounds (`round`,
   `judge_tier`, `previous_rounds` as they were) with an empty `calls` list: no
   model was called this time.
+* `context` is what the judges were shown, piece by piece (task texts, earlier
+  verdicts, CI results, diffs, files): each piece's size in characters and how many
+  reached each tier that ran; `trimmed` when a tier's budget cut it.
 * `go_no_go` is the phase A/B pre-push label: GO, NO-GO or UNDETERMINED, read from the
   scores of the deciding judgment (bot/judge/judgment.py `go_no_go` has the rule), not
   from `final_decision`: an escalate whose judges scored below 3 is NO-GO.
@@ -131,6 +134,21 @@ class Truncation(_Model):
     tier: Tier
 
 
+ContextKind = Literal["task", "earlier", "ci", "diff", "file"]
+
+
+class ContextPiece(_Model):
+    """One part of what the judges were shown."""
+
+    kind: ContextKind
+    name: str
+    chars: int = Field(ge=0, description="Its size in characters, before any cut.")
+    sent: dict[Tier, int] = Field(
+        default_factory=dict, description="Characters sent to each tier that ran."
+    )
+    trimmed: bool = Field(default=False, description="Some tier was sent less than all of it.")
+
+
 class CallStats(_Model):
     """One provider call (after its retries)."""
 
@@ -200,6 +218,10 @@ class VerdictRecord(_Model):
         default_factory=dict, description="path -> sha256 hex of the judged content"
     )
     truncation: list[Truncation] = Field(default_factory=list)
+    context: list[ContextPiece] = Field(
+        default_factory=list,
+        description="What the judges were shown, by size (docs/judging.md: Review context).",
+    )
     mechanical_findings: list[Finding] = Field(default_factory=list)
     injection_findings: list[Finding] = Field(default_factory=list)
     calls: list[CallStats] = Field(default_factory=list)

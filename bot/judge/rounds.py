@@ -24,7 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.judge.cost import UsageScopes
 from bot.judge.parsing import ParseError
+from bot.judge.prompts import Shown
+from bot.judge.protocol import RoundResult
 from bot.judge.providers import (
     Completion,
     EmptyAnswer,
@@ -34,7 +37,7 @@ from bot.judge.providers import (
     ProviderTimeout,
     ProviderTransportError,
 )
-from bot.judge.records import CallStats, RoundRecord, Tier, Truncation
+from bot.judge.records import CallStats, ContextPiece, RoundRecord, Tier, Truncation
 from bot.judge.rubrics import Rubric, RubricAnswer
 from bot.judge.seating import Seat, Seating
 
@@ -104,6 +107,7 @@ class Tally:
     error: str | None = None
     answer: RubricAnswer | None = None
     truncated: list[Truncation] = field(default_factory=list)
+    shown: list[Shown] = field(default_factory=list)
 
     def add_completion(self, completion: Completion) -> None:
         self.latency_ms += completion.latency_ms
@@ -150,3 +154,41 @@ def round_record(
         improvements=list(answer.improvements),
         extra=dict(answer.extra),
     )
+
+
+@dataclass
+class JudgmentLog:
+    """What the rounds of one judgment have added up to so far (the engine's mutable
+    state while the protocol runs): rounds, calls, cuts, and every piece of the prompt
+    with what each tier was sent of it."""
+
+    scopes: UsageScopes
+    """Where this judgment's model calls and tokens are counted."""
+    rounds: list[RoundRecord] = field(default_factory=list)
+    results: list[RoundResult] = field(default_factory=list)
+    calls: list[CallStats] = field(default_factory=list)
+    truncation: list[Truncation] = field(default_factory=list)
+    calls_left: int | None = None
+    shown: dict[tuple[str, str], ContextPiece] = field(default_factory=dict)
+
+    def add(self, record: RoundRecord, stats: CallStats, tally: Tally) -> None:
+        self.rounds.append(record)
+        self.results.append(RoundResult(record.judge_tier, record.verdict))
+        self.calls.append(stats)
+        for item in tally.truncated:
+            if item not in self.truncation:
+                self.truncation.append(item)
+        for piece in tally.shown:
+            self._saw(record.judge_tier, piece)
+
+    def _saw(self, tier: Tier, piece: Shown) -> None:
+        key = (piece.kind, piece.name)
+        known = self.shown.get(key)
+        sent = {**(known.sent if known else {}), tier: piece.sent}
+        self.shown[key] = ContextPiece(
+            kind=piece.kind,
+            name=piece.name,
+            chars=piece.chars,
+            sent=sent,
+            trimmed=any(amount < piece.chars for amount in sent.values()),
+        )

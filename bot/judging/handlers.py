@@ -2,26 +2,35 @@
 
     pull_request opened/synchronize/reopened/ready_for_review/labeled/unlabeled ─┐
     push (not a deletion, with watched files) ───────────────────────────────────┼─> judge_target
-    re-judges (/judge rerun, Re-run, buttons; see `commands`) ───────────────────┘
+    re-judges (/judge rerun, Re-run, buttons; see `commands`) ───────────────────┤
+    check_run / check_suite completed, status: CI reran for a sha that waits ────┘
         push: files and commits first (payload or compare); nothing to judge -> no run
         claim the sha (rules.claim_action) ── another delivery judges it ──> stop
         config from the default branch (cached) ── invalid ──> neutral run naming the line
-        create the run in_progress ∥ list files and commits
+        create the run in_progress ∥ list the files (a pull request's, with GitHub's patches)
+        one GraphQL query: the selected files (and a base version where a patch is
+            missing), CI on the head commit, a pull request's commits, reviews,
+            conversation and closing issues (`change_fetch`)
         skip label / [skip judge] ──> neutral "skipped" run
         select watched files ── none ──> neutral "nothing to judge"
-        fetch every file in one GraphQL query, judge each rubric group
+        CI ended in an infrastructure failure or timeout ──> neutral run waiting for CI
+            to rerun; the rerun's webhook judges the sha again, once (`ci_gate`)
+        judge each rubric group, with the diffs, CI results, earlier verdicts and the
+            directives of people with write access (`judge_requests`)
         escalate ──> open / comment / reopen the disagreement issue;  accept ──> close it
         a pull request's automatic judgment held by loop prevention (a tripped circuit
             breaker, the cooldown) ──> neutral run saying why and how to go on
         the outcome goes to the merge queue (merging.approval.on_judged): accept may queue
             the pull request (the run then shows its position), anything else takes it out;
             the judges' non-accepts count toward the circuit breakers
-        complete the run (conclusion by verdict and mode), annotations never sent twice
+        complete the run (conclusion by verdict and mode; red required checks named),
+            annotations never sent twice
     A delivery on its last attempt that fails still completes its run (neutral), so no
     run is left in progress forever.
 
 The decisions are pure functions in `rules` (the gate, claims), `target`, `repo_config`,
-`conclusion` and `check_run` (rendering); this module fetches and carries them out.
+`ci_gate`, `diffs`, `earlier`, `remarks`, `judge_requests`, `conclusion` and `check_run`
+(rendering); this module and `change_fetch` fetch and carry them out.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from gidgethub.routing import Router
@@ -39,36 +48,33 @@ from pydantic import ValidationError
 from bot.disagreement import sync as disagreements
 from bot.github.client import RateLimited
 from bot.github.gateway import RepoGateway
-from bot.github.types import ChangedPath, CommitInfo, RemoteFile
+from bot.github.types import CiCheck
 from bot.intake.dispatch import Context
-from bot.judge.config import JudgeConfig
-from bot.judge.engine import JudgeEngine, JudgeRequest
-from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
+from bot.judge.config import JudgeConfig, Mode
+from bot.judge.engine import JudgeEngine
+from bot.judge.records import VerdictRecord
 from bot.judge.research_settings import ResearchRules
-from bot.judging import rules
-from bot.judging.check_run import CheckDetails, render_check_run
+from bot.judging import change_fetch, ci_gate, rules
+from bot.judging.change_fetch import HeadRead
+from bot.judging.check_run import CheckDetails, CheckRunOutput, render_check_run
 from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
 from bot.judging.four_eyes import Actor
-from bot.judging.repo_config import (
-    LeftOut,
-    RepoConfig,
-    Selection,
-    effective_mode,
-    rubric_for,
-)
+from bot.judging.judge_requests import JudgeInputs, directives_for, judge_requests
+from bot.judging.repo_config import RepoConfig, effective_mode, select_files
 from bot.judging.run_handle import Abandoned, RunHandle, already_completed, claim
 from bot.judging.run_notices import render_config_error, render_gave_up
 from bot.judging.state import (
     LabelGrant,
+    claim_ci_rerun,
     load_grant,
+    load_state,
     save_grant,
     state_key,
 )
 from bot.judging.target import (
     Target,
-    linked_issues,
     target_from_pull_request,
     target_from_push,
 )
@@ -190,6 +196,33 @@ async def on_push(event: Event, context: Context) -> None:
     await judge_target(target, context, owner=context.delivery.delivery_id)
 
 
+@router.register("check_suite", action="completed")
+@router.register("check_run", action="completed")
+@router.register("status")
+async def on_ci_finished(event: Event, context: Context) -> None:
+    """A sha skipped while its CI failed for want of infrastructure is judged once that
+    CI has run again (bot/judging/ci_gate.py): the first webhook that ends the wait
+    judges it, the others find the wait taken. Storage only, unless a sha waits."""
+    if context.installation_id is None:
+        return
+    finished = ci_gate.ci_event(event.event, event.data)
+    repository = (event.data.get("repository") or {}).get("full_name")
+    if finished is None or not isinstance(repository, str):
+        return
+    key = state_key(repository, finished.head_sha)
+    state = await load_state(context.storage, key)
+    if state is None or not state.awaiting_ci:
+        return
+    if not ci_gate.rerun_finished(state.awaiting_ci, finished, context.services.github.app_id):
+        return
+    target = state.judged_target(f"{finished.kind}.completed")
+    owner = context.delivery.delivery_id
+    if target is None or not await claim_ci_rerun(context.storage, key, state, owner):
+        return
+    log.info("CI reran on %s: judging it", finished.head_sha, extra=context.log_extra())
+    await judge_target(target, context, owner=owner, take_over=True)
+
+
 def touches_config(target: Target) -> bool:
     return target.changed is None or any(c.path == CONFIG_PATH for c in target.changed)
 
@@ -212,13 +245,16 @@ async def _config_or_none(
 # -- the flow -------------------------------------------------------------------------------
 
 
-async def judge_target(target: Target, context: Context, *, owner: str) -> None:
-    """Judge one head sha and report it (see the module docstring)."""
+async def judge_target(
+    target: Target, context: Context, *, owner: str, take_over: bool = False
+) -> None:
+    """Judge one head sha and report it (see the module docstring). `take_over`: judge
+    it even though another delivery judged it last (CI reran after a skip)."""
     services = context.services
     storage = context.storage
     client = await services.github.installation_client(target.installation_id)
     gateway = RepoGateway(client, target.repository)
-    explicit = target.bypass_cache
+    explicit = target.bypass_cache or take_over
 
     try:
         config: RepoConfig | None = await load_repo_config(
@@ -234,8 +270,8 @@ async def judge_target(target: Target, context: Context, *, owner: str) -> None:
 
     if target.pull_number is None and not explicit:
         # A push says little; learn its files and commits before showing anything.
-        changed, commits = await changes_of(target, gateway)
-        target = replace(target, changed=tuple(changed), commits=tuple(commits))
+        changed, commits = await change_fetch.changes_of(target, gateway)
+        target = replace(target, changed=tuple(changed), commits=tuple(commits or ()))
         if config is not None and rules.push_needs_no_run(config, target):
             return
 
@@ -282,41 +318,34 @@ async def _judge_claimed(
         await judged(context, None, target, "undetermined")
         await run.complete(output, verdict="undetermined", target=target)
         return
-
-    _, (changed, commits) = await both(run.start(target), changes_of(target, gateway))
-    target = replace(target, changed=tuple(changed), commits=tuple(commits))
     mode = effective_mode(config, services.judge_config.mode)
-
-    grant = None
-    if config.skip_label in target.labels and target.pull_number is not None:
-        grant = await load_grant(context.storage, target.repository, target.pull_number)
-    gated = rules.gate(config, target, mode, grant)
-    if isinstance(gated, rules.FinishEarly):
-        await judged(context, config, target, gated.verdict)
-        await run.complete(gated.output, verdict=gated.verdict, target=target, mode=mode)
+    ready = await _read_and_gate(target, context, gateway, config, run, mode)
+    if ready is None:
         return
+    target, gated, read, checks = ready
     try:
         engine = engine_for(services, config, context.storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
-        await judged(context, config, target, "undetermined")
-        await run.complete(output, verdict="undetermined", target=target, mode=mode)
+        await _finish(context, config, target, run, output, "undetermined", mode)
         return
 
-    files, left_out = await fetch_files(gateway, target, config, gated.selection)
-    content = fingerprint(files)
+    content = fingerprint(read.files)
     held = await breaker_flow.held(context, target, content)
     if held is not None:
-        await judged(context, config, target, "skipped")
-        await run.complete(held, verdict="skipped", target=target, mode=mode)
+        await _finish(context, config, target, run, held, "skipped", mode)
         return
-    directives = await directives_for(target, config, gateway, files)
+    inputs = JudgeInputs(
+        files=read.files,
+        commits=target.commits or (),
+        directives=directives_for(target, config, read.files, read.linked, read.remarks),
+        sensitive=gated.selection.sensitive,
+        diffs=read.diffs,
+        ci=ci_gate.for_judges(checks),
+        earlier=await change_fetch.earlier_records(context.storage, target),
+    )
     records = await judge_groups(
-        engine,
-        target,
-        config,
-        JudgeInputs(files, commits, directives, gated.selection.sensitive),
-        config.research.applied_to(services.research),
+        engine, target, config, inputs, config.research.applied_to(services.research)
     )
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(
@@ -332,13 +361,74 @@ async def _judge_claimed(
     await note_judgment(services.notifier, context.storage, records)
     queue_line = await judged(context, config, target, verdict.value, content, records)
     details = CheckDetails(
-        left_out=left_out,
+        left_out=[*gated.selection.left_out, *read.left_out],
         disagreement_issue_url=issue_url,
-        notes=gated.notes,
+        notes=(*gated.notes, *ci_gate.summary_lines(checks)),
         queue_line=queue_line,
     )
     output = render_check_run(records, mode, details=details)
     await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
+
+
+async def _read_and_gate(
+    target: Target,
+    context: Context,
+    gateway: RepoGateway,
+    config: RepoConfig,
+    run: RunHandle,
+    mode: Mode,
+) -> tuple[Target, rules.Judge, HeadRead, list[CiCheck]] | None:
+    """Fetch what the judges read and pass it through the gates (skips, authors, watched
+    files, CI that must rerun); None when the run was completed without judging.
+
+    A push knows its commits before the head query, so a skip costs no more reads; a
+    pull request's commits come with that query, and the gate runs after it."""
+    _, (changed, commits) = await both(run.start(target), change_fetch.changes_of(target, gateway))
+    target = replace(
+        target, changed=tuple(changed), commits=None if commits is None else tuple(commits)
+    )
+    grant = None
+    if config.skip_label in target.labels and target.pull_number is not None:
+        grant = await load_grant(context.storage, target.repository, target.pull_number)
+    gated = rules.gate(config, target, mode, grant) if target.commits is not None else None
+    if isinstance(gated, rules.FinishEarly):
+        await _finish(context, config, target, run, gated.output, gated.verdict, mode)
+        return None
+    selection = gated.selection if gated is not None else select_files(config, changed)
+    read = await change_fetch.read_head(gateway, target, config, [f.path for f in selection.files])
+    if gated is None:
+        target = replace(target, commits=read.commits or ())
+        gated = rules.gate(config, target, mode, grant)
+        if isinstance(gated, rules.FinishEarly):
+            await _finish(context, config, target, run, gated.output, gated.verdict, mode)
+            return None
+    checks = ci_gate.others(read.ci, context.services.github.app_id)
+    waiting = ci_gate.wait_for_ci(checks, target)
+    if waiting is not None:
+        await judged(context, config, target, "skipped")
+        await run.complete(
+            waiting.output,
+            verdict="skipped",
+            target=target,
+            mode=mode,
+            awaiting_ci=waiting.awaiting,
+        )
+        return None
+    return target, gated, read, checks
+
+
+async def _finish(
+    context: Context,
+    config: RepoConfig,
+    target: Target,
+    run: RunHandle,
+    output: CheckRunOutput,
+    verdict: str,
+    mode: Mode,
+) -> None:
+    """End the run without a judgment (after telling the merge queue)."""
+    await judged(context, config, target, verdict)
+    await run.complete(output, verdict=verdict, target=target, mode=mode)
 
 
 async def judged(
@@ -363,20 +453,6 @@ async def judged(
     )
 
 
-async def fetch_files(
-    gateway: RepoGateway, target: Target, config: RepoConfig, selection: Selection
-) -> tuple[list[JudgedFile], list[LeftOut]]:
-    """The selected files at the head sha, in one GraphQL query, cut to the limits."""
-    paths = [f.path for f in selection.files]
-    blobs = await gateway.blobs([f"{target.head_sha}:{path}" for path in paths])
-    texts = {path: _text(blobs[f"{target.head_sha}:{path}"]) for path in paths}
-    truncated = {p for p in paths if (b := blobs[f"{target.head_sha}:{p}"]) and b.truncated}
-    files, cut = rules.prepare_files(
-        paths, texts, target.changed or (), config.limits.max_chars_per_file, truncated
-    )
-    return files, [*selection.left_out, *cut]
-
-
 async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:
     """Both at once. A failure propagates as itself, not inside an ExceptionGroup, so the
     callers' `except Abandoned` (and the worker's handling of GitHub's errors) see it; the
@@ -394,51 +470,6 @@ async def _awaited(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-def _text(blob: RemoteFile | None) -> str | None:
-    return None if blob is None else str(blob.text)
-
-
-async def changes_of(
-    target: Target, gateway: RepoGateway
-) -> tuple[list[ChangedPath], list[CommitInfo]]:
-    """Files and commits of the change, asking GitHub only for what the event lacked."""
-    if target.changed is not None and target.commits is not None:
-        return list(target.changed), list(target.commits)
-    if target.pull_number is not None:
-        return await both(
-            gateway.pull_files(target.pull_number), gateway.pull_commits(target.pull_number)
-        )
-    base = target.compare_base or target.default_branch
-    return await gateway.compare(base, target.head_sha)
-
-
-async def directives_for(
-    target: Target, config: RepoConfig, gateway: RepoGateway, files: Sequence[JudgedFile]
-) -> list[str]:
-    """The pull request's description and its linked issues, plus the repository's standing
-    directives. Linked issues are fetched only when a completion rubric will read them."""
-    directives = list(config.task.directives)
-    if target.body:
-        directives.append(target.body)
-    wants_completion = any(rubric_for(config, f.path) is RubricName.COMPLETION for f in files)
-    if wants_completion and target.pull_number is not None:
-        for number in linked_issues(target.body, target.repository)[:3]:
-            issue = await gateway.issue(number)
-            text = f"#{number} {issue.get('title', '')}\n\n{issue.get('body') or ''}".strip()
-            directives.append(text)
-    return directives
-
-
-@dataclass(frozen=True)
-class JudgeInputs:
-    """What was fetched for one head sha, as the judges will read it."""
-
-    files: Sequence[JudgedFile]
-    commits: Sequence[CommitInfo]
-    directives: Sequence[str]
-    sensitive: frozenset[str]
-
-
 async def judge_groups(
     engine: JudgeEngine,
     target: Target,
@@ -446,37 +477,5 @@ async def judge_groups(
     inputs: JudgeInputs,
     research: ResearchRules,
 ) -> list[VerdictRecord]:
-    files, commits, directives, sensitive = (
-        inputs.files,
-        inputs.commits,
-        inputs.directives,
-        inputs.sensitive,
-    )
-    groups: dict[RubricName, list[JudgedFile]] = {}
-    for judged in files:
-        groups.setdefault(rubric_for(config, judged.path), []).append(judged)
-    task = TaskSpec(
-        task_id=target.task,
-        description=target.title,
-        acceptance=config.task.acceptance,
-        directives=list(directives),
-    )
-    known = frozenset(c.path for c in target.changed or ()) | {f.path for f in files}
-    requests = [
-        JudgeRequest(
-            task=task,
-            files=group,
-            rubric=rubric,
-            sensitive=target.force_deep or any(f.path in sensitive for f in group),
-            commit_messages=[c.message for c in commits],
-            repository=target.repository,
-            head_sha=target.head_sha,
-            scope=target.repository.lower(),
-            installation=target.installation_id,
-            bypass_cache=target.bypass_cache,
-            known_paths=known,
-            research=research,
-        )
-        for rubric, group in sorted(groups.items())
-    ]
+    requests = judge_requests(target, config, inputs, research)
     return list(await asyncio.gather(*(engine.judge(request) for request in requests)))

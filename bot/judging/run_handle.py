@@ -216,7 +216,10 @@ class RunHandle:
         target: Target,
         mode: Mode | None = None,
         records: Sequence[VerdictRecord] = (),
+        awaiting_ci: Sequence[str] = (),
     ) -> None:
+        """Show the final output and remember it; `awaiting_ci` names the checks a run
+        skipped for CI waits for (bot/judging/ci_gate.py)."""
         await self._still_mine()
         run_id = self.run_id if self.run_id is not None else await self.start(target)
         self.state = await show(self.gateway, run_id, self.state, output)
@@ -234,6 +237,7 @@ class RunHandle:
                 "records": tuple(records),
                 "override": None,
                 "completed_by": self.owner,
+                "awaiting_ci": tuple(awaiting_ci),
             }
         )
         await save_state(self.storage, self.key, self.state)

@@ -1,7 +1,7 @@
-"""The `judge` check run when there is no verdict to show: a skip, nothing to judge, a
-judge that gave up, an invalid repository config. Each is neutral, and each goes through
-the same `finish_output` as a verdict, so it is scrubbed, escaped and kept within GitHub's
-limits too.
+"""The `judge` check run when there is no verdict to show: a skip, nothing to judge, CI
+that must run again first, a judge that gave up, an invalid repository config. Each is
+neutral, and each goes through the same `finish_output` as a verdict, so it is scrubbed,
+escaped and kept within GitHub's limits too.
 """
 
 from __future__ import annotations
@@ -65,6 +65,33 @@ def render_nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> Check
             lines.append(f"- … and {len(left_out) - MAX_LISTED_LEFT_OUT} more")
     return finish_output(
         CheckRunOutput(conclusion="neutral", title="nothing to judge", summary="\n".join(lines))
+    )
+
+
+CI_LISTED = 10
+
+
+def render_waiting_for_ci(failed: Sequence[tuple[str, str]]) -> CheckRunOutput:
+    """Neutral run for a commit whose CI ended in an infrastructure failure or timeout:
+    `failed` names each such check and how it ended. Judged when CI runs again."""
+    listed = ", ".join(
+        f"{code(name, 80)} ({cell(state, 40)})" for name, state in failed[:CI_LISTED]
+    )
+    if len(failed) > CI_LISTED:
+        listed += f" and {len(failed) - CI_LISTED} more"
+    first = one_line(failed[0][0], 60) if failed else "CI"
+    summary = (
+        f"Not judged yet: CI on this commit ended in an infrastructure failure or a timeout "
+        f"({listed}), which says nothing about the change. The judges run when CI runs "
+        "again and finishes; re-run the failed checks, or comment `/judge rerun` to judge "
+        "now as CI stands."
+    )
+    return finish_output(
+        CheckRunOutput(
+            conclusion="neutral",
+            title=one_line(f"skipped · waiting for CI to rerun ({first})", TITLE_TARGET),
+            summary=summary,
+        )
     )
 
 

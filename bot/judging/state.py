@@ -22,6 +22,7 @@ from bot.storage.base import Storage
 
 STATE_NAMESPACE = "judged-sha"
 GRANT_NAMESPACE = "skip-label-grant"
+CI_RERUN_NAMESPACE = "judged-sha-ci-rerun"
 STATE_VERSION = 1
 
 
@@ -55,6 +56,8 @@ class ShaState(BaseModel):
     override: Override | None = None
     completed_by: str | None = None
     """The delivery that completed the run: its own retry stops there."""
+    awaiting_ci: tuple[str, ...] = ()
+    """The run was skipped until these checks rerun (bot/judging/ci_gate.py keys)."""
 
     @classmethod
     def fresh(cls, owner: str, target: Target) -> ShaState:
@@ -128,3 +131,15 @@ async def save_state(storage: Storage, key: str, state: ShaState) -> None:
 async def put_state_if_absent(storage: Storage, key: str, state: ShaState) -> bool:
     row = state.model_copy(update={"version": STATE_VERSION}).model_dump(mode="json")
     return await storage.kv_put_if_absent(STATE_NAMESPACE, key, row)
+
+
+async def claim_ci_rerun(storage: Storage, key: str, state: ShaState, owner: str) -> bool:
+    """Whether this delivery judges a sha again now that its CI reran: the first of the
+    webhooks that end one wait (a check run, its suite, a status) takes it; a retry of
+    that delivery keeps it. A wait is named by the delivery that completed the skip, so
+    a sha that waits again can be taken again."""
+    token = f"{key}#{state.completed_by or ''}"
+    if await storage.kv_put_if_absent(CI_RERUN_NAMESPACE, token, {"owner": owner}):
+        return True
+    taken = await storage.kv_get(CI_RERUN_NAMESPACE, token) or {}
+    return taken.get("owner") == owner

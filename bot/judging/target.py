@@ -123,6 +123,8 @@ def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -
         title=str(pull.get("title") or ""),
         body=str(pull.get("body") or ""),
         labels=labels,
+        # Where a diff GitHub's file list left out is computed from (bot/judging/diffs.py).
+        compare_base=str((pull.get("base") or {}).get("sha") or "") or None,
         html_url=_web_url(repository),
     )
 

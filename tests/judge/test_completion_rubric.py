@@ -103,3 +103,20 @@ def test_completion_unparseable_convergence_is_dropped() -> None:
     """The estimate is advisory, so a bad one is dropped rather than failing the round."""
     answer = CompletionRubric().parse(completion(convergence_estimate="soon"))
     assert answer.extra["convergence_estimate"] is None
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [("all", "all"), (" Some ", "some"), ("none", "none"), (None, None), ("maybe", None)],
+)
+def test_whether_earlier_findings_were_addressed_is_kept(given: Any, read: str | None) -> None:
+    """The judge says how much of the earlier verdicts' findings this push addressed; an
+    answer outside the schema reads as not said, never as a refusal."""
+    answer = CompletionRubric().parse(completion(addressed_earlier=given, forward_progress=True))
+    assert answer.extra["addressed_earlier"] == read
+
+
+def test_the_instructions_ask_for_progress_against_earlier_verdicts() -> None:
+    text = CompletionRubric().instructions()
+    assert "earlier verdicts" in text and "addressed_earlier" in text
+    assert "binding" in text

@@ -21,6 +21,7 @@ from bot.judge.cost import (
     usage_scopes,
 )
 from bot.judge.records import JudgedFile, TaskSpec
+from bot.judge.review_context import CiResult, ReviewContext
 
 TASK = TaskSpec(task_id="t-1", description="d", acceptance="a", directives=["x"])
 FILES = [JudgedFile(path="a.md", content="A"), JudgedFile(path="b.md", content="B")]
@@ -240,3 +241,20 @@ def test_admission_per_installation_and_repository(
         assert reason is None
     else:
         assert reason is not None and expected in reason
+
+
+def test_content_hash_counts_the_review_context_only_when_there_is_one() -> None:
+    base = content_hash(TASK, FILES, sensitive=False)
+    assert content_hash(TASK, FILES, sensitive=False, context=ReviewContext()) == base
+    red = ReviewContext(ci=[CiResult(name="tests", state="failure")])
+    green = ReviewContext(ci=[CiResult(name="tests", state="success")])
+    assert (
+        len(
+            {
+                base,
+                content_hash(TASK, FILES, sensitive=False, context=red),
+                content_hash(TASK, FILES, sensitive=False, context=green),
+            }
+        )
+        == 3
+    )

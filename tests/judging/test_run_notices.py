@@ -10,6 +10,7 @@ from bot.judging.run_notices import (
     render_gave_up,
     render_nothing_to_judge,
     render_skipped,
+    render_waiting_for_ci,
 )
 from tests.support.check_run_checks import all_strings, assert_valid_payloads
 from tests.support.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
@@ -110,3 +111,14 @@ def test_gave_up_is_neutral_and_names_the_error_type() -> None:
     odd = render_gave_up(f"Bad`Error {FAKE_SECRETS['openai']}")
     assert "(`` Bad`Error [redacted] ``)" in odd.summary
     assert FAKE_SECRETS["openai"] not in all_strings(odd)
+
+
+def test_waiting_for_ci_is_neutral_and_names_the_checks_safely() -> None:
+    failed = [("tests`<b>", "timed_out")] + [(f"job-{n}", "cancelled") for n in range(11)]
+    out = render_waiting_for_ci(failed)
+    assert out.conclusion == "neutral"
+    assert out.title.startswith("skipped · waiting for CI to rerun (tests")
+    assert "`/judge rerun`" in out.summary and "and 2 more" in out.summary
+    assert "(`` tests`<b> `` (timed_out)," in out.summary, "a name stays inside a code span"
+    assert_valid_payloads(out)
+    assert render_waiting_for_ci([]).title == "skipped · waiting for CI to rerun (CI)"

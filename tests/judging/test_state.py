@@ -9,6 +9,7 @@ from bot.judging.state import (
     LabelGrant,
     Override,
     ShaState,
+    claim_ci_rerun,
     load_grant,
     load_state,
     put_state_if_absent,
@@ -81,3 +82,15 @@ async def test_label_grants_are_remembered_and_forgotten(storage: Storage) -> No
     assert await load_grant(storage, "octo/repo", 6) is None
     await save_grant(storage, "octo/repo", 5, None)
     assert await load_grant(storage, "octo/repo", 5) is None
+
+
+async def test_one_delivery_takes_each_wait_for_ci(storage: Storage) -> None:
+    """Several webhooks end one wait (a check run, its suite, a status): one judges; its
+    retry keeps the wait; a sha that waits again (another skip) can be taken again."""
+    key = state_key("octo/repo", HEAD)
+    waiting = ShaState(completed_by="skip-1", awaiting_ci=("check:tests",))
+    assert await claim_ci_rerun(storage, key, waiting, "run-a")
+    assert not await claim_ci_rerun(storage, key, waiting, "suite-b")
+    assert await claim_ci_rerun(storage, key, waiting, "run-a")
+    again = waiting.model_copy(update={"completed_by": "run-a"})
+    assert await claim_ci_rerun(storage, key, again, "suite-b")

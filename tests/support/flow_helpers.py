@@ -111,6 +111,7 @@ def pull_request_payload(
     pull["head"]["sha"] = stored.head_sha
     pull["head"]["ref"] = stored.head_ref
     pull["base"]["ref"] = stored.base_ref
+    pull["base"]["sha"] = stored.base_sha
     pull["draft"] = stored.draft
     pull["title"] = issue.title
     pull["body"] = issue.body

@@ -15,6 +15,7 @@ def completion(**kw: Any) -> dict[str, Any]:
         "missing_items": [],
         "questions_for_user": [],
         "forward_progress": False,
+        "addressed_earlier": None,
         "suggested_next_steps": [],
     }
     obj.update(kw)

@@ -331,6 +331,45 @@ async def test_every_implemented_operation_answers_per_description(
     assert [i["number"] for i in found["items"]] == [number]
 
 
+async def test_ci_of_other_apps_is_listed_as_github_lists_it(
+    github_app: GitHubApp, fake_github: FakeGitHub
+) -> None:
+    """Other apps' check runs and commit statuses on a commit, through the REST API."""
+    head = fake_github.repo("octo/hello").branches["main"]
+    fake_github.add_check_run("octo/hello", head, "tests", conclusion="failure", title="1 failed")
+    fake_github.add_check_run(
+        "octo/hello", head, "e2e", conclusion=None, app_slug="other", app_id=9
+    )
+    fake_github.add_status("octo/hello", head, "ci/build", "pending")
+    fake_github.add_status("octo/hello", head, "ci/build", "error", description="runner lost")
+    with pytest.raises(ValueError, match="unknown status state"):
+        fake_github.add_status("octo/hello", head, "ci/x", "broken")
+    gh = await github_app.installation_client(1)
+
+    runs = await gh.getitem(REPO + "/commits/{ref}/check-runs", {"ref": head})
+    by_name = {r["name"]: r for r in runs["check_runs"]}
+    assert (by_name["tests"]["conclusion"], by_name["tests"]["app"]["slug"]) == ("failure", "ci")
+    assert (by_name["e2e"]["status"], by_name["e2e"]["app"]["id"]) == ("in_progress", 9)
+    created = await gh.post(
+        REPO + "/statuses/{sha}", {"sha": head}, data={"state": "success", "context": "ci/lint"}
+    )
+    assert created["creator"]["login"] == "judge-bot[bot]"
+    listed = [s async for s in gh.getiter(REPO + "/commits/{ref}/statuses", {"ref": "main"})]
+    assert [s["state"] for s in listed] == ["success", "error", "pending"]
+    combined = await gh.getitem(REPO + "/commits/{ref}/status", {"ref": head})
+    assert combined["state"] == "failure"
+    assert {s["context"]: s["state"] for s in combined["statuses"]} == {
+        "ci/build": "error",
+        "ci/lint": "success",
+    }
+    other = fake_github.add_commit("octo/hello", {"a.md": "a\n"})
+    assert (await gh.getitem(REPO + "/commits/{ref}/status", {"ref": other}))["state"] == "pending"
+    fake_github.add_status("octo/hello", other, "ci/lint", "success")
+    assert (await gh.getitem(REPO + "/commits/{ref}/status", {"ref": other}))["state"] == "success"
+    with pytest.raises(gidgethub.BadRequest):
+        await gh.post(REPO + "/statuses/{sha}", {"sha": "f" * 40}, data={"state": "success"})
+
+
 async def test_pagination_follows_link_headers(
     github_app: GitHubApp, fake_github: FakeGitHub
 ) -> None:

@@ -72,6 +72,9 @@ class RestHandlers:
             "checks/update": self._update_check_run,
             "checks/get": self._get_check_run,
             "checks/list-for-ref": self._list_check_runs,
+            "repos/create-commit-status": self._create_status,
+            "repos/list-commit-statuses-for-ref": self._list_statuses,
+            "repos/get-combined-status-for-ref": self._combined_status,
             "repos/get-collaborator-permission-level": self._get_permission,
             "issues/create": self._create_issue,
             "issues/get": self._get_issue,
@@ -453,6 +456,66 @@ class RestHandlers:
         runs.sort(key=lambda r: r.id, reverse=True)
         chunk, headers = self._page(incoming, [self.shapes.check_run_json(repo, r) for r in runs])
         return Reply(200, {"total_count": len(runs), "check_runs": chunk}, headers)
+
+    async def _create_status(self, incoming: Incoming) -> Reply:
+        repo = self._repo_for(incoming)
+        sha = incoming.params["sha"]
+        if sha not in repo.commits:
+            raise FakeGitHubError(422, "No commit found for SHA: " + sha)
+        fields = incoming.json
+        status = self.fake.add_status(
+            repo,
+            sha,
+            str(fields.get("context") or "default"),
+            str(fields["state"]),
+            description=fields.get("description"),
+            creator=f"{self.fake.app_slug}[bot]",
+        )
+        status.target_url = fields.get("target_url")
+        data = self.shapes.status_json(repo, status)
+        return Reply(201, data, {"Location": data["url"]})
+
+    async def _list_statuses(self, incoming: Incoming) -> Reply:
+        """Every status of the ref's commit, newest first (not only each context's latest)."""
+        repo = self._repo_for(incoming)
+        sha = self._resolve(repo, incoming.params["ref"])
+        statuses = sorted((s for s in repo.statuses if s.sha == sha), key=lambda s: -s.id)
+        chunk, headers = self._page(incoming, [self.shapes.status_json(repo, s) for s in statuses])
+        return Reply(200, chunk, headers)
+
+    async def _combined_status(self, incoming: Incoming) -> Reply:
+        """The latest status of each context and their combination, as GitHub computes it:
+        failure when any is error or failure, pending when any is pending or none exist."""
+        repo = self._repo_for(incoming)
+        sha = self._resolve(repo, incoming.params["ref"])
+        latest = repo.latest_statuses(sha)
+        states = {s.state for s in latest}
+        combined = (
+            "failure"
+            if states & {"error", "failure"}
+            else "pending"
+            if not latest or "pending" in states
+            else "success"
+        )
+        api = f"{self.fake.base_url}/repos/{repo.full_name}"
+        statuses = []
+        for status in latest:
+            item = self.shapes.status_json(repo, status)
+            del item["creator"]
+            item["url"] = f"{api}/statuses/{sha}"
+            item["required"] = None
+            statuses.append(item)
+        chunk, headers = self._page(incoming, statuses)
+        body = {
+            "state": combined,
+            "statuses": chunk,
+            "sha": sha,
+            "total_count": len(latest),
+            "repository": self.shapes.short_repo(repo),
+            "commit_url": f"{api}/commits/{sha}",
+            "url": f"{api}/commits/{sha}/status",
+        }
+        return Reply(200, body, headers)
 
     async def _get_permission(self, incoming: Incoming) -> Reply:
         repo = self._repo_for(incoming)

@@ -60,6 +60,14 @@ class Issue:
     is_pull: bool = False
 
 
+@dataclass(frozen=True)
+class ReviewComment:
+    """An inline comment of a review, on one path."""
+
+    path: str
+    body: str
+
+
 @dataclass
 class Review:
     id: int
@@ -70,6 +78,7 @@ class Review:
     body: str = ""
     dismissal: str = ""
     """The message a dismissal gave (GitHub shows it on the timeline, not in the review)."""
+    comments: list[ReviewComment] = field(default_factory=list)
 
 
 @dataclass
@@ -127,6 +136,22 @@ class CheckRun:
     output: dict[str, Any]
     check_suite_id: int
     app_id: int
+    app_slug: str | None = None
+    """Another app's slug (a CI system); None for the App under test."""
+
+
+@dataclass
+class CommitStatus:
+    """One commit status, as `POST /repos/{owner}/{repo}/statuses/{sha}` creates it."""
+
+    id: int
+    sha: str
+    context: str
+    state: str  # error | failure | pending | success
+    description: str | None
+    target_url: str | None
+    creator: str
+    created_at: datetime
 
 
 @dataclass
@@ -146,12 +171,34 @@ class Repo:
     comments: dict[int, Comment] = field(default_factory=dict)
     labels: dict[str, Label] = field(default_factory=dict)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    statuses: list[CommitStatus] = field(default_factory=list)
+    required_checks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Branch -> the check and status names its protection requires."""
     permissions: dict[str, str] = field(default_factory=dict)
     merge_methods: tuple[str, ...] = ("merge", "squash", "rebase")
 
     @property
     def full_name(self) -> str:
         return f"{self.owner}/{self.name}"
+
+    def can_push(self, login: str) -> bool:
+        return login == self.owner or self.permissions.get(login) in {"admin", "maintain", "write"}
+
+    def latest_statuses(self, sha: str) -> list[CommitStatus]:
+        """The newest status of each context on a commit, as GitHub combines them."""
+        latest: dict[str, CommitStatus] = {}
+        for status in self.statuses:
+            if status.sha == sha:
+                latest[status.context] = status
+        return sorted(latest.values(), key=lambda s: s.id, reverse=True)
+
+    def latest_check_runs(self, sha: str) -> list[CheckRun]:
+        """The newest run of each name and app on a commit (GitHub's `filter=latest`)."""
+        latest: dict[tuple[str, int], CheckRun] = {}
+        for run in sorted(self.check_runs.values(), key=lambda r: r.id):
+            if run.head_sha == sha:
+                latest[(run.name, run.app_id)] = run
+        return sorted(latest.values(), key=lambda r: r.id, reverse=True)
 
     def next_issue_number(self) -> int:
         return max(self.issues, default=0) + 1

@@ -41,7 +41,17 @@ from tests.support.fakes.github_hooks import HookDeliveryHandlers
 from tests.support.fakes.github_http import DOCS, FakeGitHubError, Handler, Incoming, Reply, iso
 from tests.support.fakes.github_manifests import ManifestHandlers
 from tests.support.fakes.github_merges import MergeHandlers
-from tests.support.fakes.github_model import Comment, Issue, Label, Pull, Repo
+from tests.support.fakes.github_model import (
+    CheckRun,
+    Comment,
+    CommitStatus,
+    Issue,
+    Label,
+    Pull,
+    Repo,
+    Review,
+    ReviewComment,
+)
 from tests.support.fakes.github_shapes import Shapes
 
 # A 5xx GitHub never sends and clients do not retry, yet a valid HTTPStatus for gidgethub.
@@ -333,6 +343,89 @@ class FakeGitHub:
         label = Label(self._new_id(), name, color)
         repo.labels[name.lower()] = label
         return label
+
+    def add_check_run(
+        self,
+        repo: Repo | str,
+        sha: str,
+        name: str,
+        *,
+        conclusion: str | None = "success",
+        app_slug: str = "ci",
+        app_id: int = 15368,
+        title: str | None = None,
+        summary: str | None = None,
+    ) -> int:
+        """Another app's check run on a commit (a CI system's); `conclusion` None leaves it
+        in progress. Returns its id."""
+        repo = self._as_repo(repo)
+        run = CheckRun(
+            id=self._new_id(),
+            head_sha=sha,
+            name=name,
+            status="completed" if conclusion is not None else "in_progress",
+            conclusion=conclusion,
+            started_at=self.clock(),
+            completed_at=self.clock() if conclusion is not None else None,
+            details_url=None,
+            external_id=None,
+            output={"title": title, "summary": summary} if title or summary else {},
+            check_suite_id=int(sha[:6], 16) + app_id,
+            app_id=app_id,
+            app_slug=app_slug,
+        )
+        repo.check_runs[run.id] = run
+        return run.id
+
+    def add_status(
+        self,
+        repo: Repo | str,
+        sha: str,
+        context: str,
+        state: str,
+        *,
+        description: str | None = None,
+        creator: str = "ci-bot",
+    ) -> CommitStatus:
+        """A commit status (`error`, `failure`, `pending` or `success`) on a commit."""
+        if state not in {"error", "failure", "pending", "success"}:
+            raise ValueError(f"unknown status state {state!r}")
+        repo = self._as_repo(repo)
+        status = CommitStatus(
+            self._new_id(), sha, context, state, description, None, creator, self.clock()
+        )
+        repo.statuses.append(status)
+        return status
+
+    def require_checks(self, repo: Repo | str, branch: str, *names: str) -> None:
+        """The branch's protection requires these checks and statuses to pass."""
+        self._as_repo(repo).required_checks[branch] = tuple(names)
+
+    def add_pull_review(
+        self,
+        repo: Repo | str,
+        number: int,
+        login: str,
+        body: str,
+        *,
+        state: str = "COMMENTED",
+        comments: Iterable[tuple[str, str]] = (),
+    ) -> Review:
+        """A review with a body and inline comments ((path, body) pairs) on the head."""
+        repo = self._as_repo(repo)
+        pull = repo.pulls[number]
+        self.user_id(login)
+        review = Review(
+            self._new_id(),
+            login,
+            state,
+            pull.head_sha,
+            self.clock(),
+            body=body,
+            comments=[ReviewComment(path, text) for path, text in comments],
+        )
+        pull.reviews.append(review)
+        return review
 
     def set_permission(self, repo: Repo | str, user: str, permission: str) -> None:
         """`admin`, `maintain`, `write`, `triage`, `read` or `none` for a user on a repo."""
@@ -635,7 +728,9 @@ class FakeGitHub:
                 request, template, op_id, f"graphql query invalid: {[p.message for p in problems]}"
             )
         context = GraphQLContext(
-            lambda owner, name: self.repos.get(f"{owner}/{name}".lower()), installation_id
+            lambda owner, name: self.repos.get(f"{owner}/{name}".lower()),
+            installation_id,
+            self.app_slug,
         )
         result = execute(
             github_schema(),

@@ -14,6 +14,7 @@ from tests.support.fakes.github_http import iso
 from tests.support.fakes.github_model import (
     CheckRun,
     Comment,
+    CommitStatus,
     FileChange,
     Issue,
     Label,
@@ -86,14 +87,17 @@ class Shapes:
     def short_repo(self, repo: Repo) -> dict[str, Any]:
         return self.repo_json(repo, oa.example("pull-request")["head"]["repo"])
 
-    def app_json(self) -> dict[str, Any]:
+    def app_json(self, app_id: int | None = None, slug: str | None = None) -> dict[str, Any]:
+        """The App under test, or another app (a CI system) by its id and slug."""
         app: dict[str, Any] = oa.example("integration")
+        app_id = self.fake.app_id if app_id is None else app_id
+        slug = slug or self.fake.app_slug
         app.update(
-            id=self.fake.app_id,
-            slug=self.fake.app_slug,
-            name=self.fake.app_slug,
-            node_id=f"A_{self.fake.app_id}",
-            client_id=f"Iv1.{self.fake.app_id}",
+            id=app_id,
+            slug=slug,
+            name=slug,
+            node_id=f"A_{app_id}",
+            client_id=f"Iv1.{app_id}",
             owner=self.user("octo"),
         )
         return app
@@ -383,8 +387,24 @@ class Shapes:
             "output": output,
             "name": run.name,
             "check_suite": {"id": run.check_suite_id},
-            "app": self.app_json(),
+            "app": self.app_json(run.app_id, run.app_slug),
             "pull_requests": pulls,
+        }
+
+    def status_json(self, repo: Repo, status: CommitStatus) -> dict[str, Any]:
+        api = f"{self.fake.base_url}/repos/{repo.full_name}"
+        return {
+            "url": f"{api}/statuses/{status.sha}",
+            "avatar_url": None,
+            "id": status.id,
+            "node_id": f"SC_{status.id}",
+            "state": status.state,
+            "description": status.description,
+            "target_url": status.target_url,
+            "context": status.context,
+            "created_at": iso(status.created_at),
+            "updated_at": iso(status.created_at),
+            "creator": self.user(status.creator),
         }
 
     def comment_json(self, repo: Repo, comment: Comment) -> dict[str, Any]:
