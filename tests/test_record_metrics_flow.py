@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.github.client import GitHubApp
@@ -27,8 +26,6 @@ from tests.support.flow_helpers import (
     pull_request_payload,
     scores,
 )
-
-pytestmark = pytest.mark.xfail(strict=True, reason="wired by the coordinator")
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

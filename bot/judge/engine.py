@@ -89,6 +89,7 @@ from bot.judge.rounds import (
 )
 from bot.judge.rubrics import Rubric, get_rubric
 from bot.judge.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
+from bot.judge.tagging import TagTerms, tags_for
 from bot.storage.base import Storage
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,8 @@ class JudgeRequest:
     """The research rubric's thresholds (JUDGE_RESEARCH_* with the repository's overrides
     applied); read only when `rubric` is research."""
     context: ReviewContext = field(default_factory=ReviewContext)
+    tag_terms: TagTerms | None = None
+    """The repository's `tags:` (docs/tagging.md); None tags with the built-in thesaurus."""
     """What a reviewer sees besides the files: diffs, CI results, earlier verdicts."""
 
 
@@ -172,6 +175,8 @@ class JudgeEngine:
     # -- public ----------------------------------------------------------------
     async def judge(self, request: JudgeRequest) -> VerdictRecord:
         record = await self._judge(request)
+        # Here, not inside the pipeline, so every exit (refusals, cache hits) is tagged alike.
+        record = record.model_copy(update={"tags": list(tags_for(record, request.tag_terms))})
         if self.storage is not None:
             await append_record(self.storage, record)
         return record

@@ -222,6 +222,11 @@ class VerdictRecord(_Model):
         default_factory=list,
         description="What the judges were shown, by size (docs/judging.md: Review context).",
     )
+    tags: list[str] = Field(
+        default_factory=list,
+        description="Rubric-term tags (docs/tagging.md): dimensions the judges discussed or "
+        "scored low, problems they or the mechanical checks named, the repository's own.",
+    )
     mechanical_findings: list[Finding] = Field(default_factory=list)
     injection_findings: list[Finding] = Field(default_factory=list)
     calls: list[CallStats] = Field(default_factory=list)

@@ -82,6 +82,7 @@ from bot.merging import approval as merge_approval
 from bot.merging import breaker_flow
 from bot.merging.breaker import fingerprint
 from bot.notify.reporting import note_judgment
+from bot.record_metrics import observe_record
 from bot.services import Services
 from bot.storage.base import Storage
 
@@ -347,6 +348,8 @@ async def _judge_claimed(
     records = await judge_groups(
         engine, target, config, inputs, config.research.applied_to(services.research)
     )
+    for record in records:
+        observe_record(services.metrics, record, mode.value)
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await disagreements.reconcile(
         gateway,

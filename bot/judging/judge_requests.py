@@ -86,6 +86,7 @@ def judge_requests(
             bypass_cache=target.bypass_cache,
             known_paths=known,
             research=research,
+            tag_terms=config.tags,
             context=ReviewContext(
                 diffs=[inputs.diffs[f.path] for f in group if f.path in inputs.diffs],
                 ci=list(inputs.ci),

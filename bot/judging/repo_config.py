@@ -30,6 +30,7 @@ from bot.globs import check_glob, first_match, match_any
 from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
 from bot.judge.research_settings import ResearchOverrides
+from bot.judge.tagging import TagTerms
 from bot.judge.watched_authors import is_listed_author, normalise_author
 
 SCHEMA_ID = "https://judge-bot.invalid/schemas/judge-config.json"
@@ -249,6 +250,11 @@ class RepoConfig(_Section):
         default=ResearchOverrides(),
         description="Thresholds of the research rubric for this repository (the "
         "JUDGE_RESEARCH_* names without the prefix); unset keys keep the installation's.",
+    )
+    tags: TagTerms = Field(
+        default=TagTerms(),
+        description="Tags of this repository for its verdict records (docs/tagging.md): tag "
+        "name -> phrases. A built-in tag's name adds phrases to it; any other name is a new tag.",
     )
 
 
