@@ -12,7 +12,8 @@ queue, or makes a waiting head worth another look.
         its pull requests' accepts carried over, or the group's change judged
     merge_group destroyed ─────────── forget the group's sha, unless it was merged
 
-A nudge makes the pending heads due now and rings the worker (`worker`); the retry
+A nudge makes the pending heads due now (a head being stepped: once its step settles)
+and rings the worker (`worker`); the retry
 delay is only the fallback when GitHub says nothing. Steps run in the worker, never here.
 """
 

@@ -4,8 +4,10 @@ Event-driven: a handler that makes a head due (an approval, a GitHub event sayin
 something changed) rings the hub's doorbell and the worker claims at once. Otherwise it
 sleeps until the earliest head is due (a step's own retry or precheck delay, or a lease
 that runs out), never longer than the retry delay, so work another replica left behind
-is found too. Claims are leases in storage: several replicas share the queues, one
-merge in flight per queue.
+is found too. An event that lands while a head is being stepped is kept by storage, and
+the step's settle leaves that head due at once: a round that claimed anything is
+followed by another claim straight away. Claims are leases in storage: several replicas
+share the queues, one merge in flight per queue.
 
 `merge_queue_ctx` is the aiohttp cleanup context the app installs; a second one on the
 same hub (installed twice) starts nothing.

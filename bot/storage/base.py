@@ -380,13 +380,17 @@ class Storage(Protocol):
         next_attempt_at <= now, or processing whose lease expired (reclaimed). Only the
         head of a queue is ever claimed, so one merge is in flight per queue; one
         conditional statement, so two workers (replicas) never both claim one head.
-        Each claim is recorded."""
+        Each claim is recorded, and forgets the nudges before it (the step reads GitHub
+        after them)."""
 
     async def settle_merge(
         self, entry_id: int, worker_id: str, settle: MergeSettle, now: datetime
     ) -> bool:
         """The worker's outcome for the entry it holds. False (nothing changes) when the
-        lease is no longer this worker's: the entry left, was re-approved or reclaimed."""
+        lease is no longer this worker's: the entry left, was re-approved or reclaimed.
+        Back to pending after a nudge that came since the claim, it is due at the earlier
+        of `next_attempt_at` and `now`, and marked nudged: the step read GitHub before
+        the change."""
 
     async def leave_merge_queue(
         self,
@@ -405,7 +409,8 @@ class Storage(Protocol):
         self, repository: str, now: datetime, *, pull_number: int | None = None
     ) -> int:
         """GitHub said something changed: the repository's pending entries (or one pull
-        request's) are due now and marked nudged. Returns how many."""
+        request's) are due now and marked nudged; a processing one keeps the nudge for its
+        step's settle. Returns how many entries it reached, of either status."""
 
     async def next_merge_due(self) -> datetime | None:
         """When the earliest queue head becomes claimable (due, or its lease ends)."""

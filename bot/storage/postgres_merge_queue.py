@@ -33,12 +33,16 @@ _IS_HEAD: Final = (
     "id = (SELECT MIN(h.id) FROM merge_queue h WHERE h.repository = q.repository"
     " AND h.base_branch = q.base_branch AND h.status IN ('pending', 'processing'))"
 )
+# Claims clear `nudged_at`, so at a settle it says GitHub reported a change while the step
+# ran on what it had read before: an entry left waiting is due at once, as a nudged one.
+# Parameters: the settle's status ($1) and now ($3).
+_NUDGED_DURING_STEP: Final = "$1 = 'pending' AND nudged_at IS NOT NULL"
 # Parameters: worker, lease expiry, now, limit. The due test is repeated outside the
 # subquery so that a replica that waited for another's row lock re-checks it.
 CLAIM_SQL: Final = (
     "WITH claimed AS ("
     " UPDATE merge_queue SET status = 'processing', lease_owner = $1,"
-    " lease_expires_at = $2, updated_at = $3,"
+    " lease_expires_at = $2, updated_at = $3, nudged_at = NULL,"
     " reason = CASE WHEN status = 'processing' THEN 'lease expired: reclaimed'"
     " ELSE 'claimed' END"
     " WHERE id IN (SELECT q.id FROM merge_queue q WHERE q.status IN ('pending', 'processing')"
@@ -163,8 +167,8 @@ class PostgresMergeQueue(PostgresConnectionBase):
                     "UPDATE merge_queue SET judged_sha = $1,"
                     " judgment_version = judgment_version + 1, status = 'pending',"
                     " method = $2, options = $3, attempts = 0, prechecks = 0, nudged = false,"
-                    " updating_from = NULL, next_attempt_at = $4, lease_owner = NULL,"
-                    " lease_expires_at = NULL, updated_at = $4, reason = $5"
+                    " nudged_at = NULL, updating_from = NULL, next_attempt_at = $4,"
+                    " lease_owner = NULL, lease_expires_at = NULL, updated_at = $4, reason = $5"
                     f" WHERE id = $6 RETURNING {_COLUMNS}",
                     entry.judged_sha,
                     entry.method,
@@ -218,7 +222,9 @@ class PostgresMergeQueue(PostgresConnectionBase):
         async with self._db.acquire() as conn, conn.transaction():
             row = await conn.fetchrow(
                 "UPDATE merge_queue SET status = $1, reason = $2, updated_at = $3,"
-                " next_attempt_at = $4, nudged = false,"
+                f" next_attempt_at = CASE WHEN {_NUDGED_DURING_STEP}"
+                " THEN LEAST($4::timestamptz, $3) ELSE $4 END,"
+                f" nudged = ({_NUDGED_DURING_STEP}), nudged_at = NULL,"
                 " attempts = COALESCE($5, attempts), prechecks = COALESCE($6, prechecks),"
                 " updating_from = COALESCE($7, updating_from),"
                 " judged_sha = CASE WHEN $8 THEN NULL ELSE judged_sha END,"
@@ -277,8 +283,11 @@ class PostgresMergeQueue(PostgresConnectionBase):
     ) -> int:
         now = require_utc(now)
         sql = (
-            "UPDATE merge_queue SET nudged = true, next_attempt_at = LEAST(next_attempt_at, $1)"
-            " WHERE repository = $2 AND status = 'pending'"
+            "UPDATE merge_queue SET nudged_at = $1,"
+            " nudged = CASE WHEN status = 'pending' THEN true ELSE nudged END,"
+            " next_attempt_at = CASE WHEN status = 'pending'"
+            " THEN LEAST(next_attempt_at, $1) ELSE next_attempt_at END"
+            f" WHERE repository = $2 AND {_ACTIVE}"
         )
         params: list[Any] = [now, repository]
         if pull_number is not None:

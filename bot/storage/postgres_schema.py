@@ -161,14 +161,23 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # What the reports count, one row per verdict record (postgres_facts); the rows of
     # records already stored are written by `migrate` below, in the same transaction.
     (4, CREATE_VERDICT_FACTS),
+    (
+        5,
+        (
+            # When GitHub last said something changed since the entry was last claimed
+            # (NULL: nothing since). A nudge that lands while the head is being stepped
+            # is kept here, so the step's settle makes the entry due at once.
+            "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS nudged_at timestamptz",
+        ),
+    ),
 )
 
 
 async def migrate(pool: asyncpg.Pool) -> None:
-    """Apply every migration newer than the recorded version, all in one transaction,
+    """Apply every migration without a version row, in order, all in one transaction,
     then write the verdict facts any record lacks (postgres_facts).
 
-    A transaction-scoped advisory lock (per schema) is taken before the version is
+    A transaction-scoped advisory lock (per schema) is taken before the versions are
     read, so replicas starting together apply each migration exactly once.
     """
     async with pool.acquire() as conn, conn.transaction():
@@ -180,9 +189,10 @@ async def migrate(pool: asyncpg.Pool) -> None:
             "CREATE TABLE IF NOT EXISTS schema_version ("
             " version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        current = await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+        rows = await conn.fetch("SELECT version FROM schema_version")
+        applied = {row["version"] for row in rows}
         for version, statements in MIGRATIONS:
-            if version <= current:
+            if version in applied:
                 continue
             for statement in statements:
                 await conn.execute(statement)

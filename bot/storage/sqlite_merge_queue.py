@@ -44,9 +44,12 @@ _DUE: Final = (
     "((status = 'pending' AND next_attempt_at <= :now)"
     " OR (status = 'processing' AND lease_expires_at <= :now))"
 )
+# Claims clear `nudged_at`, so at a settle it says GitHub reported a change while the step
+# ran on what it had read before: an entry left waiting is due at once, as a nudged one.
+_NUDGED_DURING_STEP: Final = ":status = 'pending' AND nudged_at IS NOT NULL"
 CLAIM_SQL: Final = (
     "UPDATE merge_queue SET status = 'processing', lease_owner = :worker,"
-    " lease_expires_at = :expires, updated_at = :now,"
+    " lease_expires_at = :expires, updated_at = :now, nudged_at = NULL,"
     " reason = CASE WHEN status = 'processing' THEN 'lease expired: reclaimed'"
     " ELSE 'claimed' END"
     f" WHERE id IN (SELECT id FROM merge_queue WHERE {_ACTIVE} AND {_IS_HEAD} AND {_DUE}"
@@ -169,8 +172,9 @@ class SqliteMergeQueue(SqliteConnectionBase):
                         "UPDATE merge_queue SET judged_sha = ?,"
                         " judgment_version = judgment_version + 1, status = 'pending',"
                         " method = ?, options = ?, attempts = 0, prechecks = 0, nudged = 0,"
-                        " updating_from = NULL, next_attempt_at = ?, lease_owner = NULL,"
-                        " lease_expires_at = NULL, updated_at = ?, reason = ?"
+                        " nudged_at = NULL, updating_from = NULL, next_attempt_at = ?,"
+                        " lease_owner = NULL, lease_expires_at = NULL, updated_at = ?,"
+                        " reason = ?"
                         f" WHERE id = ? RETURNING {_COLUMNS}",
                         (
                             entry.judged_sha,
@@ -238,7 +242,10 @@ class SqliteMergeQueue(SqliteConnectionBase):
             rows = list(
                 await db.execute_fetchall(
                     "UPDATE merge_queue SET status = :status, reason = :reason,"
-                    " updated_at = :now, next_attempt_at = :due, nudged = 0,"
+                    f" updated_at = :now, next_attempt_at = CASE WHEN {_NUDGED_DURING_STEP}"
+                    " THEN MIN(:due, :now) ELSE :due END,"
+                    f" nudged = CASE WHEN {_NUDGED_DURING_STEP} THEN 1 ELSE 0 END,"
+                    " nudged_at = NULL,"
                     " attempts = COALESCE(:attempts, attempts),"
                     " prechecks = COALESCE(:prechecks, prechecks),"
                     " updating_from = COALESCE(:updating, updating_from),"
@@ -299,12 +306,15 @@ class SqliteMergeQueue(SqliteConnectionBase):
     ) -> int:
         at = to_micros(now)
         sql = (
-            "UPDATE merge_queue SET nudged = 1, next_attempt_at = MIN(next_attempt_at, ?)"
-            " WHERE repository = ? AND status = 'pending'"
+            "UPDATE merge_queue SET nudged_at = ?1,"
+            " nudged = CASE WHEN status = 'pending' THEN 1 ELSE nudged END,"
+            " next_attempt_at = CASE WHEN status = 'pending'"
+            " THEN MIN(next_attempt_at, ?1) ELSE next_attempt_at END"
+            f" WHERE repository = ?2 AND {_ACTIVE}"
         )
         params: tuple[Any, ...] = (at, repository)
         if pull_number is not None:
-            sql += " AND pull_number = ?"
+            sql += " AND pull_number = ?3"
             params += (pull_number,)
         return await self._execute(sql, params)
 

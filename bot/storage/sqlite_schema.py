@@ -7,14 +7,28 @@ has the same tables, columns and indexes in that server's native types.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from bot.storage._inline_sqlite import InlineConnection
 from bot.storage.sqlite_facts import CREATE as CREATE_VERDICT_FACTS
 from bot.storage.sqlite_facts import fill_missing_facts
 
+
+@dataclass(frozen=True, slots=True)
+class AddColumn:
+    """`ALTER TABLE ... ADD COLUMN`, skipped when the column is there: SQLite has no `IF NOT
+    EXISTS` for it, and a migration may run again over its own work (a version row lost)."""
+
+    table: str
+    column: str
+    declaration: str
+
+
+Statement = str | AddColumn
+
 # Append only: a released version never changes, later features add new entries.
-MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+MIGRATIONS: Final[tuple[tuple[int, tuple[Statement, ...]], ...]] = (
     (
         1,
         (
@@ -160,15 +174,24 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # What the reports count, one row per verdict record (sqlite_facts); the rows of
     # records already stored are written by `migrate` below, in the same transaction.
     (4, CREATE_VERDICT_FACTS),
+    (
+        5,
+        (
+            # When GitHub last said something changed since the entry was last claimed
+            # (NULL: nothing since). A nudge that lands while the head is being stepped
+            # is kept here, so the step's settle makes the entry due at once.
+            AddColumn("merge_queue", "nudged_at", "INTEGER"),
+        ),
+    ),
 )
 
 
 async def migrate(conn: InlineConnection) -> None:
-    """Apply every migration newer than the recorded version, all in one transaction,
+    """Apply every migration without a version row, in order, all in one transaction,
     then write the verdict facts any record lacks (sqlite_facts: after migration 4, and
     after an older judge-bot appended records to this file).
 
-    The write lock is taken before the version is read, so two processes opening
+    The write lock is taken before the versions are read, so two processes opening
     the same file at once apply each migration exactly once.
     """
     await conn.execute("BEGIN IMMEDIATE")
@@ -177,13 +200,13 @@ async def migrate(conn: InlineConnection) -> None:
             "CREATE TABLE IF NOT EXISTS schema_version ("
             " version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
-        rows = list(await conn.execute_fetchall("SELECT MAX(version) FROM schema_version"))
-        current = rows[0][0] or 0
+        rows = await conn.execute_fetchall("SELECT version FROM schema_version")
+        applied = {row[0] for row in rows}
         for version, statements in MIGRATIONS:
-            if version <= current:
+            if version in applied:
                 continue
             for statement in statements:
-                await conn.execute(statement)
+                await _apply(conn, statement)
             await conn.execute(
                 "INSERT INTO schema_version (version, applied_at)"
                 " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -194,3 +217,15 @@ async def migrate(conn: InlineConnection) -> None:
         await conn.rollback()
         raise
     await conn.commit()
+
+
+async def _apply(conn: InlineConnection, statement: Statement) -> None:
+    if isinstance(statement, str):
+        await conn.execute(statement)
+        return
+    columns = await conn.execute_fetchall(f"PRAGMA table_info({statement.table})")
+    if any(row[1] == statement.column for row in columns):
+        return
+    await conn.execute(
+        f"ALTER TABLE {statement.table} ADD COLUMN {statement.column} {statement.declaration}"
+    )

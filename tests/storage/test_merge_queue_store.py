@@ -1,5 +1,6 @@
 """The merge queues in storage, the same tests on SQLite and PostgreSQL: order, head-only
-claims, leases, settling, leaving, nudges and the recorded transitions."""
+claims, leases, settling, leaving, nudges (also one that lands while a head is being
+stepped) and the recorded transitions."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.storage.base import MergeSettle, MergeStatus, NewMergeEntry, Storage
+from bot.storage.postgres import PostgresStorage
+from bot.storage.sqlite import SqliteStorage
 from tests.support.storage_fixtures import StorageBackend
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -141,3 +144,117 @@ async def test_replicas_racing_claim_each_head_once(storage_backend: StorageBack
     )
     claimed = [entry.pull_number for result in results for entry in result]
     assert sorted(claimed) == [1, 107, 108, 109, 110]
+
+
+HOUR = timedelta(hours=1)
+STEPPED = NOW + timedelta(seconds=5)
+
+
+def waits(until: datetime, attempts: int = 1) -> MergeSettle:
+    return MergeSettle(
+        MergeStatus.PENDING, "checks", "w1", next_attempt_at=until, attempts=attempts
+    )
+
+
+async def head_after_settle(storage: Storage, *nudges: datetime) -> tuple[datetime, bool]:
+    """Claim pull request 1 at NOW, nudge at each time given, settle it waiting for an hour
+    at STEPPED: when it is due next, and whether its next step counts as nudged."""
+    [head] = await storage.claim_merge_heads("w1", 10, 60, NOW)
+    for at in nudges:
+        assert await storage.nudge_merge_queue(REPO, at, pull_number=1) == 1
+    assert await storage.settle_merge(head.id, "w1", waits(NOW + HOUR), STEPPED)
+    entry = await storage.active_merge(REPO, 1)
+    assert entry is not None and entry.status is MergeStatus.PENDING
+    return entry.next_attempt_at, entry.nudged
+
+
+async def test_a_nudge_during_the_step_makes_the_wait_end_at_once(storage: Storage) -> None:
+    """GitHub said something changed after the step read the pull request: the entry is
+    due when settled, and its next step is a nudged one (a wait there spends no attempt)."""
+    await enqueue(storage, 1)
+    due, nudged = await head_after_settle(storage, NOW + timedelta(seconds=2))
+    assert (due, nudged) == (STEPPED, True)
+    [again] = await storage.claim_merge_heads("w1", 10, 60, STEPPED)
+    assert again.nudged and again.attempts == 1
+
+
+async def test_without_a_nudge_the_wait_lasts_as_asked(storage: Storage) -> None:
+    await enqueue(storage, 1)
+    assert await head_after_settle(storage) == (NOW + HOUR, False)
+    assert await storage.claim_merge_heads("w1", 10, 60, STEPPED) == []
+
+
+async def test_a_nudge_before_the_claim_does_not_leak_into_its_settle(storage: Storage) -> None:
+    """The step that a nudge set off read GitHub after it: its own wait stands."""
+    await enqueue(storage, 1)
+    [head] = await storage.claim_merge_heads("w1", 10, 60, NOW)
+    assert await storage.settle_merge(head.id, "w1", waits(NOW + HOUR), NOW)
+    assert await storage.nudge_merge_queue(REPO, NOW) == 1
+    [nudged] = await storage.claim_merge_heads("w1", 10, 60, NOW)
+    assert nudged.nudged
+    assert await storage.settle_merge(nudged.id, "w1", waits(NOW + HOUR), STEPPED)
+    entry = await storage.active_merge(REPO, 1)
+    assert entry is not None and (entry.next_attempt_at, entry.nudged) == (NOW + HOUR, False)
+
+
+async def test_a_nudged_settle_keeps_an_earlier_time_and_the_queue_moves_on(
+    storage: Storage,
+) -> None:
+    await enqueue(storage, 1, 2)
+    [head] = await storage.claim_merge_heads("w1", 10, 60, NOW)
+    await storage.nudge_merge_queue(REPO, NOW)
+    assert await storage.settle_merge(head.id, "w1", waits(NOW), STEPPED)
+    entry = await storage.active_merge(REPO, 1)
+    assert entry is not None and (entry.next_attempt_at, entry.nudged) == (NOW, True)
+    [head] = await storage.claim_merge_heads("w1", 10, 60, STEPPED)
+    await storage.nudge_merge_queue(REPO, STEPPED)
+    merged = MergeSettle(MergeStatus.MERGED, "merged", "w1")
+    assert await storage.settle_merge(head.id, "w1", merged, STEPPED)
+    [second] = await storage.merge_queue(REPO, "main")
+    assert second.pull_number == 2 and second.nudged and second.next_attempt_at <= STEPPED
+
+
+async def test_a_nudge_is_forgotten_by_a_reclaim_and_a_new_judgment(storage: Storage) -> None:
+    """A reclaiming worker reads GitHub after the nudge, and a re-approved entry is due
+    anyway: neither's settle is brought forward by a nudge its step came after."""
+    await enqueue(storage, 1)
+    [first] = await storage.claim_merge_heads("w1", 10, 10, NOW)
+    await storage.nudge_merge_queue(REPO, NOW)
+    [second] = await storage.claim_merge_heads("w2", 10, 10, NOW + timedelta(seconds=11))
+    assert second.id == first.id
+    assert await storage.settle_merge(second.id, "w2", waits(NOW + HOUR), STEPPED)
+    entry = await storage.active_merge(REPO, 1)
+    assert entry is not None and entry.next_attempt_at == NOW + HOUR
+
+    [third] = await storage.claim_merge_heads("w1", 10, 60, NOW + HOUR)
+    await storage.nudge_merge_queue(REPO, NOW + HOUR)
+    await storage.enqueue_merge(new(1, sha="e" * 40), actor="judge", reason="ok", now=NOW + HOUR)
+    [fourth] = await storage.claim_merge_heads("w1", 10, 60, NOW + HOUR)
+    assert fourth.id == third.id and fourth.judgment_version == 2
+    assert await storage.settle_merge(fourth.id, "w1", waits(NOW + 2 * HOUR), NOW + HOUR)
+    entry = await storage.active_merge(REPO, 1)
+    assert entry is not None and (entry.next_attempt_at, entry.nudged) == (NOW + 2 * HOUR, False)
+
+
+async def test_the_nudge_column_migration_runs_again_over_its_own_work(
+    storage_backend: StorageBackend,
+) -> None:
+    """A lost version row makes migration 5 run again: the column is there, nothing fails."""
+    store = await storage_backend.opened()
+    await enqueue(store, 1)
+    await _forget_migration(store, 5)
+    reopened = await storage_backend.opened()
+    [head] = await reopened.claim_merge_heads("w1", 10, 60, NOW)
+    await reopened.nudge_merge_queue(REPO, NOW)
+    assert await reopened.settle_merge(head.id, "w1", waits(NOW + HOUR), STEPPED)
+    entry = await reopened.active_merge(REPO, 1)
+    assert entry is not None and entry.next_attempt_at == STEPPED
+
+
+async def _forget_migration(store: Storage, version: int) -> None:
+    sql = f"DELETE FROM schema_version WHERE version = {version}"
+    if isinstance(store, PostgresStorage):
+        await store._db.execute(sql)
+    else:
+        assert isinstance(store, SqliteStorage)
+        await store._execute(sql)
