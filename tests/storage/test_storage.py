@@ -766,14 +766,14 @@ async def test_schema_version_lists_every_migration_once(
     store = await storage_backend.opened()
     if isinstance(store, PostgresStorage):
         rows = await store._db.fetch("SELECT version FROM schema_version ORDER BY version")
-        expected = POSTGRES_MIGRATIONS
+        expected = [version for version, _ in POSTGRES_MIGRATIONS]
     else:
         assert isinstance(store, SqliteStorage)
         rows = list(
             await store._db.execute_fetchall("SELECT version FROM schema_version ORDER BY version")
         )
-        expected = SQLITE_MIGRATIONS
-    assert [row[0] for row in rows] == [version for version, _ in expected]
+        expected = [version for version, _ in SQLITE_MIGRATIONS]
+    assert [row[0] for row in rows] == expected
 
 
 async def test_sqlite_use_before_open_is_a_clear_error(tmp_path: Path) -> None:
