@@ -13,7 +13,8 @@ Each run starts both afresh and measures, for each:
      burst began is printed too), latency: deliveries paced at a fixed rate (default 200/s),
      p50/p99 acknowledgement latency; every 20th repeats an already acknowledged id (the
      durable server must answer 200);
-  3. the server process's CPU time per delivery during the burst (checkpoint thread included).
+  3. the server process's CPU time per delivery during the burst (checkpoint thread included),
+     and until the burst's deliveries were all processed (the workers' share included).
 It then reads the durable server's database to check every delivery was stored exactly once.
 The figures printed are the medians of the runs, with the ratio durable/bare.
 
@@ -22,7 +23,9 @@ raw asyncio streams with the requests built in advance of timing, so that on a s
 spends little of the CPU the servers compete for.
 
     python benchmarks/intake.py [--runs 3] [--deliveries 5000] [--concurrency 32]
-                                [--rate 200] [--seconds 10]
+                                [--rate 200] [--seconds 10] [--profile DIR]
+
+The durable server runs without the look for missed deliveries (there is no GitHub here).
 """
 
 from __future__ import annotations
@@ -260,6 +263,8 @@ class Figures:
     p99: float
     cpu: float  # the server's CPU seconds per delivery in the throughput phase
     drained: float  # seconds from the burst's start until no delivery was left to process
+    cpu_drained: float  # the server's CPU seconds per delivery from its start until drained
+    during: int  # the burst's deliveries already processed when its last was acknowledged
 
 
 @dataclass
@@ -298,6 +303,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def done_count(database: Path | None) -> int:
+    if database is None:
+        return 0
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        [(done,)] = db.execute("SELECT COUNT(*) FROM deliveries WHERE status = 'done'")
+    return int(done)
+
+
 async def until_idle(database: Path | None) -> None:
     """Until no stored delivery is pending or processing (at once for the bare server)."""
     if database is None:
@@ -320,15 +333,24 @@ async def measure(
     assert server.process is not None
     await throughput(server.port, load.warm_up, args.concurrency)
     await until_idle(database)
+    done_before = done_count(database)
     cpu_before = cpu_seconds(server.process.pid)
     started = time.perf_counter()
     rate = await throughput(server.port, load.burst, args.concurrency)
     cpu = (cpu_seconds(server.process.pid) - cpu_before) / len(load.burst)
+    during = done_count(database) - done_before
     await until_idle(database)
     drained = time.perf_counter() - started
+    cpu_drained = (cpu_seconds(server.process.pid) - cpu_before) / len(load.burst)
     sent = await paced(server.port, load.paced, args.rate)
     figures = Figures(
-        rate, statistics.median(sent.latencies), percentile(sent.latencies, 0.99), cpu, drained
+        rate,
+        statistics.median(sent.latencies),
+        percentile(sent.latencies, 0.99),
+        cpu,
+        drained,
+        cpu_drained,
+        during,
     )
     return figures, sent
 
@@ -350,10 +372,18 @@ async def one_run(args: argparse.Namespace, body: bytes, key: str) -> tuple[Figu
             "HOST": "127.0.0.1",
             "DATABASE_URL": f"sqlite:///{database}",
             "LOG_LEVEL": "WARNING",
+            # No GitHub here: the look for missed deliveries would only retry an unreachable
+            # api.github.com, signing a JWT each time, in the middle of the measurements.
+            "JUDGE_REDELIVER_MISSED": "false",
         }
         bare_argv = [sys.executable, str(THIS_FILE), "--bare-server", "{port}"]
         bare = Server("bare", bare_argv, env, Path(workdir))
-        durable = Server("durable", [sys.executable, "-m", "bot", "serve"], env, Path(workdir))
+        durable_argv = [sys.executable, "-m", "bot", "serve"]
+        if args.profile is not None:
+            # cProfile slows the server down: profile runs' figures are not comparable.
+            profile = f"{args.profile}/durable-{uuid.uuid4().hex[:8]}.prof"
+            durable_argv[1:1] = ["-m", "cProfile", "-o", profile]
+        durable = Server("durable", durable_argv, env, Path(workdir))
         # One server at a time: the other must not take CPU from the one being measured.
         async with bare:
             bare_figures, bare_sent = await measure(
@@ -410,6 +440,13 @@ def report(args: argparse.Namespace, body: bytes, runs: list[tuple[Figures, Figu
         f"  ratio durable/bare: {statistics.median(ratios):.2f}x"
         f" (runs: {', '.join(f'{r:.2f}' for r in ratios)})"
     )
+    # CPU time is what the server itself spent, whatever else the machine ran meanwhile: on
+    # a shared machine (CPU steal) it varies less from run to run than the rate does.
+    cpu_ratios = [b.cpu / d.cpu for b, d in runs]
+    print(
+        f"  CPU per delivery in the burst, bare/durable: {statistics.median(cpu_ratios):.2f}x"
+        f" (runs: {', '.join(f'{r:.2f}' for r in cpu_ratios)})"
+    )
     print(
         "  durable runs: "
         + "; ".join(
@@ -418,9 +455,16 @@ def report(args: argparse.Namespace, body: bytes, runs: list[tuple[Figures, Figu
     )
     print(
         f"  durable: the burst's {args.deliveries} deliveries all done"
-        f" {median_of(durable, lambda f: f.drained):.1f} s after it began"
+        f" {median_of(durable, lambda f: f.drained):.1f} s after it began;"
+        f" server CPU until then {median_of(durable, lambda f: f.cpu_drained) * 1e6:.0f}"
+        f" us/delivery; {median_of(durable, lambda f: f.during):.0f} processed during the burst"
     )
     print("  stored exactly once, redeliveries answered 200: yes")
+
+
+def absolute_path(text: str) -> str:
+    # The servers run in a temporary directory of their own.
+    return str(Path(text).resolve())
 
 
 async def main() -> None:
@@ -430,6 +474,12 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--rate", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        type=absolute_path,
+        help="run the durable server under cProfile, its stats saved in DIR",
+    )
     args = parser.parse_args()
 
     body = PAYLOAD.read_bytes()

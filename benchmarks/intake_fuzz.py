@@ -114,7 +114,8 @@ def check_database(database: Path, tally: Tally) -> int:
     """Problems found in the stored rows; returns the number of rows."""
     with sqlite3.connect(database) as db:
         rows = db.execute(
-            "SELECT delivery_id, event, action, installation_id, repository, body FROM deliveries"
+            "SELECT d.delivery_id, d.event, d.action, d.installation_id, d.repository, b.body"
+            " FROM deliveries d JOIN delivery_bodies b USING (seq)"
         ).fetchall()
     stored = {row[0]: row for row in rows}
     if len(stored) != len(rows) or set(stored) != set(tally.accepted):

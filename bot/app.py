@@ -139,6 +139,7 @@ def create_app(
             clock,
             router=routes,
             payloads=payloads,
+            intake=pool.intake,
         )
         app.router.add_post(settings.webhook_path, handler)
     else:

@@ -10,12 +10,16 @@ Neither the private key nor any token ever appears in an exception message or a 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import jwt
 from cachetools import LRUCache
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 
 # GitHub rejects an `iat` in the future; backdating absorbs clock drift between us and GitHub.
 JWT_BACKDATE = timedelta(seconds=60)
@@ -42,10 +46,20 @@ def make_app_jwt(app_id: str, private_key: str, now: datetime) -> str:
         "iss": app_id,
     }
     try:
-        return jwt.encode(claims, private_key, algorithm="RS256")
-    except (ValueError, TypeError, jwt.PyJWTError):
+        return jwt.encode(claims, _signing_key(private_key), algorithm="RS256")
+    except (ValueError, TypeError, UnsupportedAlgorithm, jwt.PyJWTError):
         # `from None`: the chained error could carry fragments of the key.
         raise AppAuthError("could not sign the App JWT: the key is not a usable RSA key") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _signing_key(private_key: str) -> RSAPrivateKey:
+    """The PEM loaded once: loading checks the key, about 40 ms of CPU on the event loop
+    for each JWT otherwise, and the App signs one for every installation token it fetches."""
+    key = serialization.load_pem_private_key(private_key.encode(), password=None)
+    if not isinstance(key, RSAPrivateKey):
+        raise TypeError("GitHub App keys are RSA keys")
+    return key
 
 
 @dataclass(frozen=True)

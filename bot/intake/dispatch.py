@@ -9,7 +9,6 @@ delivery put off for GitHub's rate limit (`RateLimited`) runs again after the re
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
 from bot.github.client import RateLimited
+from bot.intake.json_body import decode_stored
 from bot.intake.payloads import PayloadCache
 from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
@@ -87,7 +87,7 @@ def event_from_delivery(delivery: Delivery, payloads: PayloadCache | None = None
     process still has it, else from the stored body."""
     data = payloads.take(delivery.delivery_id) if payloads is not None else None
     if data is None:
-        data = json.loads(delivery.body)
+        data = decode_stored(delivery.body)
     return Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
 
 
@@ -110,12 +110,17 @@ class Dispatcher:
         event = event_from_delivery(delivery, self.payloads)
         context = Context(delivery, self.storage, self.hub, self.clock)
         callbacks = sorted(self.router.fetch(event), key=handler_name)
-        failures: dict[str, BaseException] = {}
+        memos: list[str] = []  # this delivery's memos that exist now
+        to_run: list[tuple[str, Callable[..., Any]]] = []
         for callback in callbacks:
-            name = handler_name(callback)
-            memo_key = f"{delivery.delivery_id}:{name}"
+            memo_key = f"{delivery.delivery_id}:{handler_name(callback)}"
             if await self.storage.kv_get(HANDLED_NAMESPACE, memo_key) is not None:
-                continue
+                memos.append(memo_key)
+            else:
+                to_run.append((memo_key, callback))
+        failures: dict[str, BaseException] = {}
+        for index, (memo_key, callback) in enumerate(to_run):
+            name = handler_name(callback)
             try:
                 await callback(event, context)
             except RateLimited as exc:
@@ -130,12 +135,16 @@ class Dispatcher:
                     "handler %s failed: %s", name, exc, exc_info=exc, extra=context.log_extra()
                 )
                 continue
-            await self.storage.kv_put(HANDLED_NAMESPACE, memo_key, {"at": self.clock().isoformat()})
+            if failures or index < len(to_run) - 1:
+                # Only a retry reads it. The last handler of a run that has not failed is
+                # followed by the delivery's completion, which says the same.
+                await self.storage.kv_put(
+                    HANDLED_NAMESPACE, memo_key, {"at": self.clock().isoformat()}
+                )
+                memos.append(memo_key)
         if failures:
             raise HandlerFailures(failures)
         # The memo only serves retries of this delivery; once every handler is done it
         # would just grow storage forever.
-        for callback in callbacks:
-            await self.storage.kv_delete(
-                HANDLED_NAMESPACE, f"{delivery.delivery_id}:{handler_name(callback)}"
-            )
+        for memo_key in memos:
+            await self.storage.kv_delete(HANDLED_NAMESPACE, memo_key)

@@ -22,13 +22,13 @@ naming what is wrong, and nothing is stored:
   and 200 characters. A body its Content-Encoding cannot inflate is a 400 from the handler:
   aiohttp inflates gzip and deflate before `check_request` sees the bytes.
 * body: UTF-8, one JSON object, nested at most `MAX_JSON_DEPTH` levels (the deepest of
-  GitHub's example payloads nests 7). NaN, Infinity and numbers beyond a double or over
-  Python's 4300 digits are refused: they are not JSON GitHub writes, and the worker must
-  read the body as intake did. Duplicate keys are accepted: intake and the worker both
-  parse with `json`, which keeps the last, so the stored fields are the ones the handlers
-  see.
+  GitHub's example payloads nests 7). NaN, Infinity, numbers beyond a double and unpaired
+  surrogate escapes are refused: they are not JSON GitHub writes, and the worker must read
+  the body as intake did (`json_body`). Duplicate keys are accepted: intake and the worker
+  both parse with orjson, which keeps the last, so the stored fields are the ones the
+  handlers see.
 * `action`, `repository.full_name`: absent or null is stored as NULL; otherwise a string of
-  at most `MAX_NAME_CHARS` characters without NUL or unpaired surrogates, else 400.
+  at most `MAX_NAME_CHARS` characters without NUL, else 400.
 * `installation.id`: absent or null is stored as NULL; otherwise an integer from 1 to
   2^63 - 1 (PostgreSQL's bigint, SQLite's INTEGER), else 400 rather than stored as absent:
   a payload with such an id is not GitHub's, and the handlers would read the same bad id.
@@ -37,9 +37,7 @@ naming what is wrong, and nothing is stored:
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -52,7 +50,9 @@ from gidgethub.routing import Router
 from gidgethub.sansio import validate_event
 
 from bot.intake.dispatch import has_handlers
+from bot.intake.json_body import BodyRefused, parse_webhook_body
 from bot.intake.payloads import PayloadCache
+from bot.intake.worker import IntakeLoad
 from bot.metrics import Metrics
 from bot.storage.base import NewDelivery, Storage
 
@@ -60,9 +60,6 @@ log = logging.getLogger(__name__)
 
 # GitHub caps webhook payloads at 25 MB and does not deliver larger ones.
 MAX_BODY_BYTES = 25 * 1024 * 1024
-# Far below the interpreter's recursion limit, so the worker's parse of a stored body and
-# any handler walking it recursively cannot run out of stack either.
-MAX_JSON_DEPTH = 100
 # Event names, actions and `owner/name` are far shorter; this only bounds what is stored.
 MAX_NAME_CHARS = 255
 MAX_DELIVERY_ID_CHARS = 200
@@ -157,58 +154,9 @@ def _header_token(lowered: Mapping[str, str], name: str, limit: int, reason: str
 
 def _parse(body: bytes) -> dict[str, Any]:
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        _refuse(400, "not-utf8", "body is not UTF-8")
-    too_deep = f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    try:
-        payload = _DECODER.decode(text)
-    except RecursionError:
-        _refuse(400, "too-deep", too_deep)
-    except json.JSONDecodeError:
-        _refuse(400, "not-json", "body is not valid JSON")
-    except ValueError:
-        _refuse(400, "bad-number", "body has NaN, Infinity or a number out of range")
-    if not isinstance(payload, dict):
-        _refuse(400, "not-json", "body is not a JSON object")
-    # The parser stops at the interpreter's recursion limit; the limit here is far lower.
-    if _deeper_than(payload):
-        _refuse(400, "too-deep", too_deep)
-    return payload
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:20]} is beyond a double")
-    return value
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_not_json)
-
-
-def _deeper_than(payload: dict[str, Any], limit: int = MAX_JSON_DEPTH) -> bool:
-    """One level at a time, not recursively, so the walk itself cannot run out of stack."""
-    level: list[Any] = [payload]
-    for _ in range(limit):
-        # Exact types: the decoder makes only dict and list, and this is 3x faster than an
-        # isinstance loop, which mattered next to the parse it follows.
-        level = [
-            child
-            for node in level
-            for child in (node.values() if type(node) is dict else node)
-            if type(child) in _CONTAINERS
-        ]
-        if not level:
-            return False
-    return True
-
-
-_CONTAINERS = (dict, list)
+        return parse_webhook_body(body)
+    except BodyRefused as refused:
+        _refuse(400, refused.reason, refused.message)
 
 
 def _member(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -252,10 +200,14 @@ def make_webhook_handler(
     *,
     router: Router | None = None,
     payloads: PayloadCache | None = None,
+    intake: IntakeLoad | None = None,
 ) -> Callable[[web.Request], Any]:
     """The aiohttp handler. With `router` (the one the workers dispatch to), a delivery it
     has no callback for is stored as done and never queued; with `payloads`, a queued
-    delivery's decoded body is left for the worker."""
+    delivery's decoded body is left for the worker; with `intake` (the workers' pool's),
+    each request is counted from its body's arrival until it is answered, so the workers
+    give way to it."""
+    load = intake if intake is not None else IntakeLoad()
 
     async def handle(request: web.Request) -> web.Response:
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
@@ -269,6 +221,12 @@ def make_webhook_handler(
             response = _refused(_UNREADABLE, request, metrics)
             response.force_close()
             return response
+        # Counted only from here: reading waits on the sender, and anyone (the signature is
+        # not checked yet) trickling a body in must not hold the workers back.
+        with load.request():
+            return await answer(request, body)
+
+    async def answer(request: web.Request, body: bytes) -> web.Response:
         outcome = check_request(request.headers, body, secret, clock())
         if isinstance(outcome, Rejection):
             return _refused(outcome, request, metrics)

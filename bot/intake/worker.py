@@ -12,6 +12,13 @@ renewal that finds the lease taken over means this worker stalled past it: its h
 cancelled, so the new owner runs them and nobody finishes the delivery twice. Only
 `max_run_seconds`, far longer than a lease, stops handlers that are merely slow.
 
+Intake first. Acknowledging a delivery is what GitHub waits for; processing it can wait a
+moment. While webhook requests are being answered (`IntakeLoad`), a worker about to claim
+gives way, for at most `GIVE_WAY_SECONDS` each time (`give_way_for`, pure), so a flood of
+deliveries is acknowledged at full speed and worked off after, and a flood that never ends
+still has its deliveries processed. At ordinary rates requests leave the loop idle most of
+the time, and workers claim at once.
+
 Failures. `settle_failure` (pure) decides. GitHub's rate limit (`RateLimited`) is no failure of
 the delivery: it goes back to pending, due at GitHub's reset, with its attempt given back, so a
 used-up rate limit never parks work. Any other failure is retried with capped exponential
@@ -26,10 +33,10 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from bot.github.client import RateLimited
 from bot.intake.dispatch import HandlerFailures
@@ -43,6 +50,9 @@ Dispatch = Callable[[Delivery], Awaitable[None]]
 # Generous: a judgment of many files with escalation takes minutes, not an hour. It exists
 # because the heartbeat would otherwise keep a hung handler's delivery forever.
 DEFAULT_MAX_RUN_SECONDS = 3600.0
+# Long enough that a burst is acknowledged before it is processed, short enough that a flood
+# without end still has every worker claim about once a second.
+GIVE_WAY_SECONDS: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +117,64 @@ def settle_failure(
 def describe_error(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text[:2000]
+
+
+def give_way_for(answering: int, waited: float, limit: float) -> float:
+    """How much longer a worker about to claim waits for intake: 0 claims now.
+
+    `answering` webhook requests are in progress, and the worker has waited `waited`
+    seconds for them so far."""
+    if answering <= 0:
+        return 0.0
+    return max(0.0, limit - waited)
+
+
+class IntakeLoad:
+    """The webhook requests being answered right now, for the workers to give way to, each
+    time for at most `limit` seconds."""
+
+    def __init__(self, limit: float = GIVE_WAY_SECONDS) -> None:
+        self.limit = limit
+        self.answering = 0
+        self._quiet: list[asyncio.Future[None]] = []
+        # One worker at a time waits for the quiet, the others behind it: when the last
+        # request is answered, one waiter wakes, not the whole pool over and over.
+        self._turn = asyncio.Lock()
+
+    @contextlib.contextmanager
+    def request(self) -> Iterator[None]:
+        """Counts one request for as long as it is being answered."""
+        self.answering += 1
+        try:
+            yield
+        finally:
+            self.answering -= 1
+            if self.answering == 0:
+                self.wake()
+
+    def wake(self) -> None:
+        """Wakes the worker waiting for the quiet, to look again (also on stopping)."""
+        waiters, self._quiet = self._quiet, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def give_way(self, stop: asyncio.Event) -> None:
+        """Returns once no request is being answered, after `limit` seconds at the latest,
+        or once `stop` is set and `wake` called."""
+        if self.answering == 0:
+            return
+        started = time.monotonic()
+        async with self._turn:
+            while not stop.is_set():
+                wait = give_way_for(self.answering, time.monotonic() - started, self.limit)
+                if wait <= 0:
+                    return
+                quiet = asyncio.get_running_loop().create_future()
+                self._quiet.append(quiet)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await quiet
 
 
 class LeaseLost(Exception):
@@ -290,12 +358,16 @@ class Worker:
             extra=context,
         )
 
-    async def run(self, stop: asyncio.Event, wake: asyncio.Queue[None]) -> None:
+    async def run(self, stop: asyncio.Event, wake: asyncio.Queue[None], intake: IntakeLoad) -> None:
         """Loop until `stop` is set: drain due work, then sleep until woken or polled.
 
         Each stored delivery wakes one worker (a token in `wake`), not all of them: a
-        herd of workers racing for one delivery costs every loser a storage round trip."""
+        herd of workers racing for one delivery costs every loser a storage round trip.
+        Each claim first gives way to the webhook requests in progress (`intake`)."""
         while not stop.is_set():
+            await intake.give_way(stop)
+            if stop.is_set():
+                break
             try:
                 claimed = await self.run_once()
             except asyncio.CancelledError:
@@ -314,10 +386,12 @@ class Worker:
 
 
 class WorkerPool:
-    """Starts and stops N workers sharing one wake-up signal."""
+    """Starts and stops N workers sharing one wake-up signal, and giving way to `intake`
+    (the webhook handler counts its requests there)."""
 
-    def __init__(self, workers: list[Worker]) -> None:
+    def __init__(self, workers: list[Worker], intake: IntakeLoad | None = None) -> None:
         self.workers = workers
+        self.intake = intake if intake is not None else IntakeLoad()
         self.stop = asyncio.Event()
         # Bounded: once every worker has a token waiting, more wake-ups add nothing.
         self.wake: asyncio.Queue[None] = asyncio.Queue(maxsize=max(1, len(workers)))
@@ -330,12 +404,15 @@ class WorkerPool:
     def start(self) -> None:
         self.stop.clear()
         self._tasks = [
-            asyncio.create_task(worker.run(self.stop, self.wake), name=worker.worker_id)
+            asyncio.create_task(
+                worker.run(self.stop, self.wake, self.intake), name=worker.worker_id
+            )
             for worker in self.workers
         ]
 
     async def close(self, grace_seconds: float = 10.0) -> None:
         self.stop.set()
+        self.intake.wake()
         for _ in self.workers:
             self.notify()
         if not self._tasks:

@@ -26,6 +26,10 @@ class InlineCursor:
     def rowcount(self) -> int:
         return self._cursor.rowcount
 
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
     async def close(self) -> None:
         self._cursor.close()
 

@@ -25,9 +25,13 @@ from bot.storage._codec import (
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
 from bot.storage.sqlite_connection import SqliteConnectionBase
 
+# The body lives in delivery_bodies (schema migration 6), so that a status change rewrites
+# a row of a hundred bytes, not the body's overflow pages; it is looked up by primary key
+# for each delivery read, and only for those.
 _DELIVERY_COLUMNS: Final = (
-    "delivery_id, event, action, installation_id, repository, body, status, attempts, "
-    "received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at"
+    "delivery_id, event, action, installation_id, repository, status, attempts,"
+    " received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at,"
+    " (SELECT body FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq)"
 )
 
 
@@ -35,7 +39,8 @@ _DELIVERY_COLUMNS: Final = (
 # stopped at the limit, so a claim reads no row it does not take. With one OR, SQLite walks
 # the received_at index past every finished delivery; with an index per status, it sorts
 # every due row, each read from the table behind its body's overflow pages: either way a
-# claim cost time in proportion to the history or the backlog.
+# claim cost time in proportion to the history or the backlog. Only the rows claimed have
+# their bodies read, by the RETURNING clause.
 CLAIM_SQL: Final = (
     "UPDATE deliveries SET status = :processing, attempts = attempts + 1,"
     " lease_owner = :worker, lease_expires_at = :expires"
@@ -51,6 +56,15 @@ CLAIM_SQL: Final = (
     "  ) ORDER BY received_at, seq LIMIT :limit"
     f") RETURNING received_at, seq, {_DELIVERY_COLUMNS}"
 )
+# Whether a claim would find anything, read without taking the write lock: a caught-up
+# worker's claims mostly find nothing, and a write transaction that changes nothing still
+# costs a BEGIN IMMEDIATE and a COMMIT. The same two walks of deliveries_claim as CLAIM_SQL.
+DUE_SQL: Final = (
+    "SELECT EXISTS (SELECT 1 FROM deliveries"
+    "  WHERE status = :pending AND next_attempt_at <= :now)"
+    " OR EXISTS (SELECT 1 FROM deliveries"
+    "  WHERE status = :processing AND lease_expires_at <= :now)"
+)
 _PENDING: Final = DeliveryStatus.PENDING.value
 _DONE: Final = DeliveryStatus.DONE.value
 
@@ -62,15 +76,15 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
         action=row[2],
         installation_id=row[3],
         repository=row[4],
-        body=bytes(row[5]),
-        status=DeliveryStatus(row[6]),
-        attempts=row[7],
-        received_at=from_micros(row[8]),
-        next_attempt_at=from_micros(row[9]),
-        lease_owner=row[10],
-        lease_expires_at=optional_from_micros(row[11]),
-        last_error=row[12],
-        finished_at=optional_from_micros(row[13]),
+        status=DeliveryStatus(row[5]),
+        attempts=row[6],
+        received_at=from_micros(row[7]),
+        next_attempt_at=from_micros(row[8]),
+        lease_owner=row[9],
+        lease_expires_at=optional_from_micros(row[10]),
+        last_error=row[11],
+        finished_at=optional_from_micros(row[12]),
+        body=bytes(row[13]),
     )
 
 
@@ -127,14 +141,16 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
             _settle(waiter, new)
 
     async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
+        """Each new row and its body, in one transaction; a duplicate adds neither."""
         results: list[bool] = []
+        bodies: list[tuple[int, bytes]] = []
         async with self._write_transaction() as db:
             for delivery in deliveries:
                 received = to_micros(delivery.received_at)
                 cursor = await db.execute(
                     "INSERT INTO deliveries (delivery_id, event, action, installation_id,"
-                    " repository, body, status, attempts, received_at, next_attempt_at,"
-                    " finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)"
+                    " repository, status, attempts, received_at, next_attempt_at,"
+                    " finished_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)"
                     " ON CONFLICT (delivery_id) DO NOTHING",
                     (
                         delivery.delivery_id,
@@ -142,15 +158,22 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                         delivery.action,
                         delivery.installation_id,
                         delivery.repository,
-                        delivery.body,
                         _DONE if delivery.done else _PENDING,
                         received,
                         received,
                         received if delivery.done else None,
                     ),
                 )
-                results.append(cursor.rowcount == 1)
+                # Cheaper than RETURNING (no result rows to fetch); lastrowid is only read
+                # when this statement inserted, so it is this row's.
+                new = cursor.rowcount == 1
+                results.append(new)
+                if new:
+                    seq = cursor.lastrowid
+                    assert seq is not None, "an insert into a rowid table sets lastrowid"
+                    bodies.append((seq, delivery.body))
                 await cursor.close()
+            await db.executemany("INSERT INTO delivery_bodies (seq, body) VALUES (?, ?)", bodies)
         return results
 
     async def claim_deliveries(
@@ -160,12 +183,15 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
             return []
         now_us = to_micros(now)
         expires_us = to_micros(require_utc(now) + timedelta(seconds=lease_seconds))
+        statuses = {"processing": DeliveryStatus.PROCESSING.value, "pending": _PENDING}
+        [(due,)] = await self._fetchall(DUE_SQL, {**statuses, "now": now_us})
+        if not due:
+            return []
         async with self._write_transaction() as db:
             rows = await db.execute_fetchall(
                 CLAIM_SQL,
                 {
-                    "processing": DeliveryStatus.PROCESSING.value,
-                    "pending": DeliveryStatus.PENDING.value,
+                    **statuses,
                     "worker": worker_id,
                     "expires": expires_us,
                     "now": now_us,
@@ -288,6 +314,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         return [_delivery(row) for row in rows]
 
     async def prune_deliveries(self, finished_before: datetime) -> int:
+        # The schema's trigger deletes each row's body in the same statement.
         return await self._execute(
             "DELETE FROM deliveries WHERE status IN (?, ?) AND finished_at < ?",
             (

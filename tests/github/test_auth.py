@@ -86,6 +86,40 @@ def test_bad_key_error_does_not_echo_the_key() -> None:
     assert info.value.__suppress_context__
 
 
+@pytest.mark.parametrize("kind", ["ec", "encrypted"])
+def test_a_key_that_is_not_a_plain_rsa_key_is_refused(kind: str) -> None:
+    """An EC key, or an RSA key behind a passphrase, cannot sign GitHub's RS256 JWT."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    if kind == "ec":
+        key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey = ec.generate_private_key(
+            ec.SECP256R1()
+        )
+        protection: serialization.KeySerializationEncryption = serialization.NoEncryption()
+    else:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        protection = serialization.BestAvailableEncryption(b"passphrase")
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, protection
+    ).decode()
+    with pytest.raises(AppAuthError, match="not a usable RSA key"):
+        make_app_jwt("1", pem, NOW)
+
+
+def test_the_key_is_loaded_once_for_many_jwts(github_keypair: KeyPair) -> None:
+    """Loading a PEM costs tens of milliseconds; each JWT after the first reuses the key."""
+    from bot.github.auth import _signing_key
+
+    _signing_key.cache_clear()
+    tokens = {
+        make_app_jwt("1", github_keypair.private_pem, NOW + timedelta(seconds=s)) for s in range(5)
+    }
+    assert len(tokens) == 5
+    assert _signing_key.cache_info().misses == 1
+    assert _signing_key.cache_info().hits == 4
+
+
 async def test_token_is_reused_while_fresh() -> None:
     """Two requests for the same installation fetch once."""
     clock = Clock()

@@ -5,7 +5,9 @@ failure is reported."""
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +15,16 @@ from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
 from bot.github.client import RateLimited
-from bot.intake.dispatch import Context, Dispatcher, HandlerFailures, has_handlers
+from bot.intake.dispatch import (
+    HANDLED_NAMESPACE,
+    Context,
+    Dispatcher,
+    HandlerFailures,
+    has_handlers,
+)
 from bot.routing import build_router
 from bot.storage.base import DeliveryStatus, Storage
+from bot.storage.sqlite import SqliteStorage
 from tests.support.delivery_helpers import ManualClock, make_worker, new_delivery
 
 
@@ -147,3 +156,105 @@ def test_has_handlers(event: str, payload: dict[str, Any], expected: bool) -> No
 )
 def test_the_apps_router_subscribes_to(event: str, action: str | None, expected: bool) -> None:
     assert has_handlers(build_router(), event, {"action": action}) is expected
+
+
+# -- the memo of handlers already done -------------------------------------------------------
+
+
+class MemoWrites(SqliteStorage):
+    """SQLite storage that notes the dispatcher's memo writes."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.writes: list[tuple[str, str]] = []
+
+    async def kv_put(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        if namespace == HANDLED_NAMESPACE:
+            self.writes.append(("put", key))
+        await super().kv_put(namespace, key, value)
+
+    async def kv_delete(self, namespace: str, key: str) -> None:
+        if namespace == HANDLED_NAMESPACE:
+            self.writes.append(("delete", key))
+        await super().kv_delete(namespace, key)
+
+
+@pytest.fixture
+async def memo_store(tmp_path: Path) -> AsyncIterator[MemoWrites]:
+    store = MemoWrites(str(tmp_path / "memo.sqlite3"))
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+def handlers_named(*names: str, fail: frozenset[str] = frozenset()) -> Router:
+    router = Router()
+    for name in names:
+
+        async def handler(event: Event, context: Context, name: str = name) -> None:
+            if name in fail:
+                raise RuntimeError(f"{name} failed")
+
+        handler.__qualname__ = name
+        router.add(handler, "push")
+    return router
+
+
+def memo(delivery_id: str, name: str) -> str:
+    return f"{delivery_id}:{__name__}.{name}"
+
+
+async def memos_of(store: Storage, delivery_id: str, *names: str) -> list[str]:
+    """Which of these handlers the store remembers as done for the delivery."""
+    return [
+        name
+        for name in names
+        if await store.kv_get(HANDLED_NAMESPACE, memo(delivery_id, name)) is not None
+    ]
+
+
+async def test_a_lone_handler_that_succeeds_leaves_no_memo_to_write(memo_store: MemoWrites) -> None:
+    """Its success is followed by the delivery's completion, which says the same."""
+    await memo_store.record_delivery(new_delivery("m-1"))
+    delivery = await memo_store.get_delivery("m-1")
+    assert delivery is not None
+    await Dispatcher(handlers_named("only"), memo_store)(delivery)
+    assert memo_store.writes == []
+
+
+async def test_every_handler_but_the_last_is_remembered_until_all_are_done(
+    memo_store: MemoWrites,
+) -> None:
+    await memo_store.record_delivery(new_delivery("m-2"))
+    delivery = await memo_store.get_delivery("m-2")
+    assert delivery is not None
+    await Dispatcher(handlers_named("a", "b", "c"), memo_store)(delivery)
+    assert memo_store.writes == [
+        ("put", memo("m-2", "a")),
+        ("put", memo("m-2", "b")),
+        ("delete", memo("m-2", "a")),
+        ("delete", memo("m-2", "b")),
+    ]
+    assert await memos_of(memo_store, "m-2", "a", "b", "c") == []
+
+
+async def test_after_a_failure_the_handlers_that_succeed_are_remembered_for_the_retry(
+    memo_store: MemoWrites,
+) -> None:
+    """The last handler too: the delivery is not completed, and a retry must skip it."""
+    await memo_store.record_delivery(new_delivery("m-3"))
+    await memo_store.record_delivery(new_delivery("m-3:other"))
+    await memo_store.kv_put(HANDLED_NAMESPACE, memo("m-3:other", "a"), {"at": "then"})
+    delivery = await memo_store.get_delivery("m-3")
+    assert delivery is not None
+    with pytest.raises(HandlerFailures):
+        await Dispatcher(handlers_named("a", "b", "c", fail=frozenset("b")), memo_store)(delivery)
+    assert await memos_of(memo_store, "m-3", "a", "b", "c") == ["a", "c"]
+    memo_store.writes.clear()
+    await Dispatcher(handlers_named("a", "b", "c"), memo_store)(delivery)
+    # Only b ran; the memos of this delivery are gone, another delivery's are left alone.
+    assert memo_store.writes == [("delete", memo("m-3", "a")), ("delete", memo("m-3", "c"))]
+    assert await memos_of(memo_store, "m-3", "a", "b", "c") == []
+    assert await memos_of(memo_store, "m-3:other", "a") == ["a"]

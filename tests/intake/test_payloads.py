@@ -20,7 +20,8 @@ def payload(n: int) -> dict[str, Any]:
     return {"n": n}
 
 
-# Steps: ("put", id, body bytes) or ("take", id, whether it is found); then the ids kept.
+# Steps: ("put", id, body bytes), ("take", id, whether it is found) or ("wait", "", seconds);
+# then the ids kept. The cache holds 3 entries, 100 bytes of bodies, each for 60 seconds.
 @pytest.mark.parametrize(
     ("steps", "kept"),
     [
@@ -28,38 +29,67 @@ def payload(n: int) -> dict[str, Any]:
         pytest.param([("take", "missing", 0)], [], id="unknown"),
         pytest.param(
             [("put", "a", 10), ("put", "b", 10), ("put", "c", 10), ("put", "d", 10)],
-            ["b", "c", "d"],
-            id="oldest-out-by-count",
+            ["a", "b", "c"],
+            id="full-by-count-keeps-the-oldest",
         ),
         pytest.param(
-            [("put", "a", 40), ("put", "b", 40), ("put", "c", 30)], ["b", "c"], id="by-bytes"
+            [("put", "a", 40), ("put", "b", 40), ("put", "c", 30), ("put", "d", 20)],
+            ["a", "b", "d"],
+            id="full-by-bytes-keeps-what-fits",
         ),
         pytest.param([("put", "a", 10), ("put", "big", 101)], ["a"], id="too-big-not-kept"),
         pytest.param(
             [("put", "a", 10), ("put", "b", 10), ("put", "a", 10), ("put", "c", 10)],
             ["b", "a", "c"],
-            id="put-again-is-newest",
+            id="put-again-replaces",
+        ),
+        pytest.param(
+            [("put", "a", 10), ("put", "b", 10), ("put", "c", 10), ("put", "a", 10)],
+            ["b", "c", "a"],
+            id="put-again-when-full",
+        ),
+        pytest.param([("put", "a", 60), ("take", "a", 1), ("put", "b", 60)], ["b"], id="frees"),
+        pytest.param(
+            [
+                ("put", "a", 10),
+                ("wait", "", 30),
+                ("put", "b", 10),
+                ("wait", "", 31),
+                ("put", "c", 10),
+            ],
+            ["b", "c"],
+            id="past-its-age-dropped",
         ),
         pytest.param(
             [
                 ("put", "a", 10),
                 ("put", "b", 10),
-                ("put", "a", 10),
                 ("put", "c", 10),
-                ("put", "d", 1),
+                ("wait", "", 61),
+                ("take", "b", 1),
+                ("put", "d", 10),
             ],
-            ["a", "c", "d"],
-            id="put-again-evicted-last",
+            ["d"],
+            id="all-past-their-age",
         ),
-        pytest.param([("put", "a", 60), ("take", "a", 1), ("put", "b", 60)], ["b"], id="frees"),
+        pytest.param(
+            [("put", "a", 10), ("put", "b", 10), ("wait", "", 60), ("put", "c", 10)],
+            ["a", "b", "c"],
+            id="at-its-age-kept",
+        ),
     ],
 )
 def test_cache_bounds(steps: list[tuple[str, str, int]], kept: list[str]) -> None:
-    cache = PayloadCache(max_entries=3, max_body_bytes=100)
+    now = [0.0]
+    cache = PayloadCache(
+        max_entries=3, max_body_bytes=100, max_age_seconds=60, monotonic=lambda: now[0]
+    )
     sizes: dict[str, int] = {}
     put: dict[str, dict[str, Any]] = {}
     for n, (op, key, value) in enumerate(steps):
-        if op == "put":
+        if op == "wait":
+            now[0] += value
+        elif op == "put":
             put[key] = payload(n)
             cache.put(key, put[key], value)
             sizes[key] = value

@@ -5,6 +5,7 @@ leases, limits, concurrent claimers) these add to."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from bot.storage.postgres import PostgresStorage
 from bot.storage.postgres_deliveries import CLAIM_SQL as POSTGRES_CLAIM
 from bot.storage.sqlite import SqliteStorage
 from bot.storage.sqlite_deliveries import CLAIM_SQL as SQLITE_CLAIM
+from bot.storage.sqlite_deliveries import DUE_SQL as SQLITE_DUE
 from bot.storage.sqlite_schema import MIGRATIONS as SQLITE_MIGRATIONS
 from tests.support.storage_fixtures import StorageBackend
 
@@ -107,6 +109,13 @@ async def test_claims_read_only_the_claim_index(storage_backend: StorageBackend)
             "SEARCH deliveries USING COVERING INDEX deliveries_claim (status=?)",
         ], plan
         assert sum("TEMP B-TREE" in line for line in plan) == 1, plan
+        # The look whether anything is due, before the write lock is taken: the same walks.
+        rows = await store._db.execute_fetchall(f"EXPLAIN QUERY PLAN {SQLITE_DUE}", params)
+        walks = [str(row[-1]) for row in rows if " deliveries " in f"{row[-1]} "]
+        assert walks == [
+            "SEARCH deliveries USING COVERING INDEX deliveries_claim (status=?)",
+            "SEARCH deliveries USING COVERING INDEX deliveries_claim (status=?)",
+        ], walks
     else:
         assert isinstance(store, PostgresStorage)
         async with store._db.acquire() as conn, conn.transaction():
@@ -149,3 +158,26 @@ async def test_a_version_1_sqlite_database_gets_the_claim_index(tmp_path: Path) 
         assert claimed.delivery_id == "c-00001"
     finally:
         await reopened.close()
+
+
+async def test_a_claim_that_finds_nothing_due_takes_no_write_lock(tmp_path: Path) -> None:
+    """Another connection holds the write lock: a claim with nothing due still answers
+    (no BEGIN IMMEDIATE, which would wait for the lock and then fail)."""
+    path = tmp_path / "locked.sqlite3"
+    store = SqliteStorage(str(path))
+    await store.open()
+    try:
+        assert await store.record_delivery(delivery(1, done=True))
+        assert await store.record_delivery(delivery(2, received_at=T0 + timedelta(hours=1)))
+        holder = sqlite3.connect(path, isolation_level=None)
+        try:
+            holder.execute("PRAGMA busy_timeout = 0")
+            holder.execute("BEGIN IMMEDIATE")
+            assert await store.claim_deliveries("w", 5, 60, T0) == []
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        [claimed] = await store.claim_deliveries("w", 5, 60, T0 + timedelta(hours=2))
+        assert claimed.delivery_id == "c-00002"
+    finally:
+        await store.close()

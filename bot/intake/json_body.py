@@ -1,0 +1,116 @@
+"""Decoding a webhook body: fast for what GitHub sends, precise about what it refuses.
+
+Intake decodes every body it accepts before answering, so the decoder is on the request path
+of every delivery. orjson parses GitHub's payloads about 3x faster than the standard library
+(a 29 KB `pull_request_review`: 50 us against 170 us here), which was the largest single cost
+of intake. It is also strict where intake wants to be: NaN, Infinity, numbers beyond a double,
+invalid UTF-8, control characters in strings and unpaired surrogate escapes are all refused.
+
+A refusal is rare and says why, so only then is the body read again with the standard
+library, whose errors tell an encoding problem from a nesting, number or syntax one.
+
+The worker decodes a stored body with the same parser (`decode_stored`), so it reads what
+intake checked. Rows stored before orjson (a body with an unpaired surrogate escape, which
+the standard library accepted) still decode there, with the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import orjson
+
+# Far below the interpreter's recursion limit, so any code walking a payload recursively
+# cannot run out of stack. GitHub's deepest example payload nests 7 levels.
+MAX_JSON_DEPTH = 100
+
+
+class BodyRefused(Exception):
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def parse_webhook_body(body: bytes) -> dict[str, Any]:
+    """The body as one JSON object, or `BodyRefused` naming what is wrong with it."""
+    try:
+        payload = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise _why_refused(body, str(exc)) from None
+    if type(payload) is not dict:
+        raise BodyRefused("not-json", "body is not a JSON object")
+    if _deeper_than(payload):
+        raise BodyRefused("too-deep", _TOO_DEEP)
+    return payload
+
+
+def decode_stored(body: bytes) -> Any:
+    """A stored body, decoded as intake decoded it when it was received."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
+
+
+_TOO_DEEP = f"body is JSON nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def _why_refused(body: bytes, orjson_error: str) -> BodyRefused:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return BodyRefused("not-utf8", "body is not UTF-8")
+    try:
+        _STRICT.decode(text)
+    except RecursionError:
+        return BodyRefused("too-deep", _TOO_DEEP)
+    except json.JSONDecodeError:
+        return BodyRefused("not-json", "body is not valid JSON")
+    except ValueError:
+        return _bad_number()
+    # Only orjson refused: an integer beyond a double, or an unpaired surrogate escape.
+    # (Its nesting limit, 1024, is above the standard library's recursion limit.)
+    if "number" in orjson_error:
+        return _bad_number()
+    return BodyRefused("not-json", "body is not valid JSON: a string has an unpaired surrogate")
+
+
+def _bad_number() -> BodyRefused:
+    return BodyRefused("bad-number", "body has NaN, Infinity or a number out of range")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is beyond a double")
+    return value
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT = json.JSONDecoder(parse_float=_finite_float, parse_constant=_not_json)
+
+
+def _deeper_than(payload: dict[str, Any], limit: int = MAX_JSON_DEPTH) -> bool:
+    """One level at a time, not recursively, so the walk itself cannot run out of stack."""
+    level: list[Any] = [payload]
+    for _ in range(limit):
+        # Exact types: orjson makes only dict and list, and this is 3x faster than an
+        # isinstance loop, which mattered next to the parse it follows.
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) in _CONTAINERS
+        ]
+        if not level:
+            return False
+    return True
+
+
+_CONTAINERS = (dict, list)
