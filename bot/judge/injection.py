@@ -102,10 +102,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "verdict-instruction",
         "tells the judge what verdict to emit",
+        # Possessive spaces: a space either `\s*` could take made each repeated word
+        # double the ways to fail ("say only only ... x" took exponential time).
         re.compile(
-            rf"\b{_OUTPUT}\s+(?:(?:only|just|with|exactly|this|the\s+following)\s*:?\s*)*"
-            r"(?:\{\s*)?verdict\s*:?\s*(?:accept|approve|pass|go)\b"
-            rf"|\b{_OUTPUT}\s+(?:(?:only|just|with|exactly|this|the\s+following)\s*:?\s*)*"
+            rf"\b{_OUTPUT}\s+(?:(?:only|just|with|exactly|this|the\s+following)\s*+:?\s*+)*"
+            r"(?:\{\s*)?verdict\s*+:?\s*+(?:accept|approve|pass|go)\b"
+            rf"|\b{_OUTPUT}\s+(?:(?:only|just|with|exactly|this|the\s+following)\s*+:?\s*+)*"
             r"\{\s*pass\s*:\s*true\b"
             r"|\b(?:respond|reply|answer)\s+(?:only\s+|just\s+)?with\s+(?:an?\s+)?(?:accept|approve|pass|go)\b"
             r"|\b(?:the\s+)?verdict\s+(?:must|should|shall|has\s+to)\s+be\s+(?:accept|approved?|pass|go)\b"

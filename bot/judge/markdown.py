@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -29,18 +30,28 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdown", ".mkd")
 
 # A backtick fence's info string may not hold a backtick (```x` is text, not a fence).
 _FENCE = re.compile(r"^ {0,3}(?:(`{3,})[^`]*$|(~{3,}))")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# Every pattern below sees an author's line. Each is written so that the scans started at
+# different places in a line cannot each run on to its end (the link checks run on the
+# App's event loop, where one slow line stalls every installation): headings and code
+# spans are read by hand, tags end at the next `<`, and whitespace is taken whole.
+_ATX_OPEN = re.compile(r" {0,3}(#{1,6})(?![^ \t])")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_BACKTICK_RUN = re.compile(r"`+")
+# An empty target is taken only when no title follows it (`[a]( "t")` reads `"t"` as the
+# target): every caller skips empty targets, and allowing both made spaces quadratic.
 _INLINE_LINK = re.compile(
-    r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(<[^>\n]*>|[^\s()]*(?:\([^\s()]*\)[^\s()]*)*)"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+    r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*+\]\(\s*+"
+    r"(<[^<>\n]*>|(?>[^\s()]*(?:\([^\s()]*\)[^\s()]*)*))"
+    r"(?:\s++(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*+\)"
 )
 _REFERENCE_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
-_HTML_LINK = re.compile(r"<(?:a|img)\b[^>]*?\b(?:href|src)\s*=\s*[\"']([^\"']*)[\"']", re.I)
-_HTML_ANCHOR = re.compile(r"<[a-z][^>]*?\b(?:name|id)\s*=\s*[\"']([^\"']+)[\"']", re.I)
-_HTML_TAG = re.compile(r"<[^>]+>")
-_LINK_TEXT = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A tag that never closes ends at the next `<`; its attributes are looked for inside it.
+_LINKING_TAG = re.compile(r"<(?:a|img)\b[^<>]*", re.I)
+_LINK_ATTRIBUTE = re.compile(r"\b(?:href|src)\s*=\s*[\"']([^\"']*)[\"']", re.I)
+_ANY_TAG = re.compile(r"<[a-z][^<>]*", re.I)
+_ANCHOR_ATTRIBUTE = re.compile(r"\b(?:name|id)\s*=\s*[\"']([^\"']+)[\"']", re.I)
+_HTML_TAG = re.compile(r"<[^<>]+>")
+_LINK_TEXT_OPEN = re.compile(r"!?\[([^\[\]]*)\]\(")
 _STARS = re.compile(r"[*~]+")
 # emphasis underscores sit at word edges; snake_case keeps its underscore
 _UNDERSCORES = re.compile(r"(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])")
@@ -206,8 +217,82 @@ def prose_lines(text: str) -> Iterator[tuple[int, str]]:
     return unfenced_lines(text, skip_front_matter=True)
 
 
+@dataclass(frozen=True)
+class CodeSpan:
+    start: int
+    end: int
+    content: str
+
+
+def code_spans(line: str) -> Iterator[CodeSpan]:
+    """A line's code spans, as CommonMark reads them: a run of backticks opens a span
+    that the next run of exactly as many closes; a run nothing closes is plain text.
+
+    Runs are indexed by length first, so each is looked at a bounded number of times
+    (a pattern with a backreference retried every run against every later one)."""
+    runs = [(run.start(), run.end()) for run in _BACKTICK_RUN.finditer(line)]
+    later_runs: dict[int, deque[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        later_runs.setdefault(end - start, deque()).append(index)
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        same_length = later_runs[end - start]
+        while same_length and same_length[0] <= index:
+            same_length.popleft()
+        if not same_length:
+            index += 1
+            continue
+        closing = same_length.popleft()
+        yield CodeSpan(start, runs[closing][1], line[end : runs[closing][0]])
+        index = closing + 1
+
+
+def blank_code_spans(line: str) -> str:
+    """The line with each code span replaced by as many spaces (columns are kept)."""
+    parts: list[str] = []
+    last = 0
+    for span in code_spans(line):
+        parts += [line[last : span.start], " " * (span.end - span.start)]
+        last = span.end
+    parts.append(line[last:])
+    return "".join(parts)
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line: up to three spaces, one to six `#`, then a
+    space, a tab or the end; the text loses its optional closing run of `#` (which must
+    follow a space or tab) and the spaces and tabs around it."""
+    opened = _ATX_OPEN.match(line)
+    if opened is None:
+        return None
+    text = line[opened.end() :].strip(" \t")
+    unclosed = text.rstrip("#")
+    if unclosed != text and (not unclosed or unclosed[-1] in " \t"):
+        text = unclosed.rstrip(" \t")
+    return len(opened.group(1)), text
+
+
+def _link_texts(text: str) -> str:
+    """`[text](target)` and `![text](target)` replaced by their text. The target runs to
+    the first `)`; when none follows an opening, none follows any later one either, so
+    the scan stops there."""
+    parts: list[str] = []
+    last = 0
+    for opening in _LINK_TEXT_OPEN.finditer(text):
+        if opening.start() < last:
+            continue  # inside the target of the link before
+        closing = text.find(")", opening.end())
+        if closing < 0:
+            break
+        parts += [text[last : opening.start()], opening.group(1)]
+        last = closing + 1
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def _strip_inline(text: str) -> str:
-    text = _LINK_TEXT.sub(lambda m: m.group(1), text)
+    text = _link_texts(text)
     text = _HTML_TAG.sub("", text)
     text = _STARS.sub("", text)
     return _UNDERSCORES.sub("", text)
@@ -217,10 +302,9 @@ def _heading_text(raw: str) -> str:
     """Rendered text of a heading: code spans verbatim, markup elsewhere removed."""
     parts: list[str] = []
     last = 0
-    for match in _CODE_SPAN.finditer(raw):
-        parts.append(_strip_inline(raw[last : match.start()]))
-        parts.append(match.group(2).strip())
-        last = match.end()
+    for span in code_spans(raw):
+        parts += [_strip_inline(raw[last : span.start]), span.content.strip()]
+        last = span.end
     parts.append(_strip_inline(raw[last:]))
     return "".join(parts)
 
@@ -233,18 +317,25 @@ def slug(heading: str) -> str:
     return "".join(kept).replace(" ", "-")
 
 
+def _tag_attributes(line: str, tag: re.Pattern[str], attribute: re.Pattern[str]) -> Iterator[str]:
+    """The value of the first `attribute` in each `tag` of the line."""
+    for found in tag.finditer(line):
+        value = attribute.search(found.group())
+        if value is not None:
+            yield value.group(1)
+
+
 def anchors(text: str) -> set[str]:
     """Every fragment a link may target in this Markdown document (lower-case)."""
     seen: dict[str, int] = {}
     out: set[str] = set()
     previous: str | None = None
     for _, line in prose_lines(text):
-        for match in _HTML_ANCHOR.finditer(line):
-            out.add(match.group(1).lower())
+        out.update(name.lower() for name in _tag_attributes(line, _ANY_TAG, _ANCHOR_ATTRIBUTE))
         heading: str | None = None
-        atx = _ATX.match(line)
-        if atx:
-            heading = atx.group(2) or ""
+        atx = atx_heading(line)
+        if atx is not None:
+            heading = atx[1]
             previous = None
         elif _SETEXT.match(line) and previous and previous.strip():
             heading = previous
@@ -265,11 +356,11 @@ def anchors(text: str) -> set[str]:
 def links(text: str) -> Iterator[Link]:
     """Link targets in prose, with the line they are on (code spans blanked)."""
     for number, line in prose_lines(text):
-        visible = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+        visible = blank_code_spans(line)
         for match in _INLINE_LINK.finditer(visible):
             yield Link(number, match.group(1))
         definition = _REFERENCE_DEF.match(visible)
         if definition:
             yield Link(number, definition.group(1))
-        for match in _HTML_LINK.finditer(visible):
-            yield Link(number, match.group(1))
+        for target in _tag_attributes(visible, _LINKING_TAG, _LINK_ATTRIBUTE):
+            yield Link(number, target)

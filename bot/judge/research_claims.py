@@ -84,7 +84,6 @@ NOT_IN_A_HEADING = 7
 """The level of a claim that is not a heading: deeper than any heading, so every
 heading that is not a label ends it."""
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
 _EMPHASIS = re.compile(r"[*_]{1,3}")
 _CLAIM = re.compile(r"^claim(?:\s+#?[\w.]+)?\s*(?:[:.)\u2013\u2014-]|$)", re.IGNORECASE)
@@ -98,7 +97,6 @@ _SUPPORT = re.compile(
 )
 _CONFIDENCE = re.compile(r"^confidence\s*:\s*(.*)$", re.IGNORECASE)
 _CONFIDENCE_VALUE = re.compile(r"^(\d+(?:\.\d+)?|\.\d+)\s*(%?)(?![\d/.%])")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _URL = re.compile(r"https?://(?:[^\s<>()\[\]{}\"'`|\\^]|\([^\s<>()]*\))+", re.IGNORECASE)
 _URL_TAIL = ".,:;!?*~_"
 _DEFINITION = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*<?([^\s>]+)>?")
@@ -146,22 +144,13 @@ class ResearchReport:
 # -- reading -------------------------------------------------------------------------
 
 
-def _heading_text(rest: str) -> str:
-    """An ATX heading's text without its optional closing run of `#` (string operations,
-    not a pattern: a lazy pattern over a long run of spaces takes quadratic time)."""
-    text = rest.strip(" \t")
-    unclosed = text.rstrip("#")
-    if unclosed != text and (not unclosed or unclosed[-1] in " \t"):
-        text = unclosed.rstrip(" \t")
-    return text.strip()
-
-
 def _label(line: str) -> tuple[int | None, str]:
     """(heading level or None, the line's text without heading or list marker and
     emphasis), for matching labels."""
-    heading = _HEADING.match(line)
-    if heading:
-        return len(heading.group(1)), _EMPHASIS.sub("", _heading_text(line[heading.end() :]))
+    heading = markdown.atx_heading(line)
+    if heading is not None:
+        level, text = heading
+        return level, _EMPHASIS.sub("", text.strip())
     text = _LIST_MARKER.sub("", line, count=1)
     return None, _EMPHASIS.sub("", text).strip()
 
@@ -212,7 +201,7 @@ def _definitions(text: str) -> dict[str, str]:
 
 def urls_in(line: str, definitions: Mapping[str, str]) -> Iterator[str]:
     """The http(s) URLs a line cites, in order: written out, or through a reference."""
-    visible = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
+    visible = markdown.blank_code_spans(line)
     for match in _URL.finditer(visible):
         yield match.group(0).rstrip(_URL_TAIL)
     for full in _FULL_REFERENCE.finditer(visible):

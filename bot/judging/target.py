@@ -20,7 +20,9 @@ SKIP_MARKERS = ("[skip judge]", "[judge skip]")
 PUSH_COMMIT_LIMIT = 2048
 
 _CLOSING_KEYWORD = re.compile(
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+(?:([\w.-]+/[\w.-]+))?#(\d+)",
+    # Possessive runs, and the lookbehind asks for the one space `\s+` used to: two adjacent
+    # backtracking runs of spaces made a PR body of "fixes" and 20,000 spaces take 15 s.
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*+:?\s*+(?<=\s)(?:([\w.-]+/[\w.-]+))?#(\d+)",
     re.IGNORECASE,
 )
 
