@@ -185,7 +185,10 @@ class JudgeEngine:
     async def _judge(self, request: JudgeRequest) -> VerdictRecord:
         now = self._clock()
         rubric = get_rubric(request.rubric)
-        seen = self._inspect(request)
+        # Off the event loop: the checks read every line of up to hundreds of files of up to
+        # a million characters each, linear but seconds of CPU that would stall every other
+        # installation's webhooks and judgments on the App.
+        seen = await asyncio.to_thread(self._inspect, request)
         base = self._base_fields(request, rubric, now, seen)
         settled = refuse_before_models(seen.mechanical, configured=self.panel is not None)
         if settled is not None:

@@ -4,6 +4,7 @@ words and low scores, with the repository's own phrases on top of the built-in o
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -55,3 +56,27 @@ def test_a_bad_tag_name_is_reported_on_its_line() -> None:
         parse_repo_config("tags:\n  ok:tag: [a]\n  Bad-Name: [b]\n")
     assert raised.value.line == 3
     assert "Bad-Name" in str(raised.value)
+
+
+async def test_the_mechanical_checks_run_off_the_event_loop(
+    fake_llm: FakeOpenAIServer,
+    http: httpx.AsyncClient,
+    sqlite_storage: SqliteStorage,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """They read every line of every judged file; on the loop, a large change would stall
+    every other webhook and judgment of the App while they ran."""
+    import threading
+
+    from bot.judge.mechanical import run_mechanical_checks as real
+
+    checked_on: list[threading.Thread] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        checked_on.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("bot.judge.engine.run_mechanical_checks", recording)
+    fake_llm.script(QUICK, Reply.json(GOOD))
+    await engine(fake_llm, http, sqlite_storage).judge(request())
+    assert checked_on and threading.main_thread() not in checked_on
