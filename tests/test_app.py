@@ -13,19 +13,10 @@ from bot.app import TIER_BOARD, metrics_allowed
 from bot.judge.config import JudgeConfig
 from bot.settings import Settings
 from bot.storage import storage_from_url
-from bot.storage.base import DeliveryStatus, Storage
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.delivery_helpers import until_status
 from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.webhook_helpers import example, webhook_headers
-
-
-async def until_done(store: Storage, delivery_id: str) -> None:
-    async with asyncio.timeout(10):
-        while True:
-            stored = await store.get_delivery(delivery_id)
-            if stored is not None and stored.status is DeliveryStatus.DONE:
-                return
-            await asyncio.sleep(0.02)
 
 
 async def test_healthz_reports_storage(tmp_path: Path, github_keypair: Any) -> None:
@@ -74,7 +65,7 @@ async def test_metrics_expose_intake_and_queue(tmp_path: Path, github_keypair: A
         body = example("installation", "created")
         headers = webhook_headers("installation", body, delivery_id="i-1")
         assert (await client.post(settings.webhook_path, data=body, headers=headers)).status == 202
-        await until_done(store, "i-1")
+        await until_status(store, "i-1")
         bad = await client.post(
             settings.webhook_path, data=body, headers={"X-Hub-Signature-256": "sha256=0"}
         )
@@ -101,7 +92,7 @@ async def test_installation_events_are_recorded(tmp_path: Path, github_keypair: 
             data=created,
             headers=webhook_headers("installation", created, delivery_id="c"),
         )
-        await until_done(store, "c")
+        await until_status(store, "c")
         stored = await store.get_installation(installation_id)
         assert stored is not None
         assert stored.account == created_data["installation"]["account"]["login"]
@@ -115,7 +106,7 @@ async def test_installation_events_are_recorded(tmp_path: Path, github_keypair: 
             data=added,
             headers=webhook_headers("installation_repositories", added, delivery_id="a"),
         )
-        await until_done(store, "a")
+        await until_status(store, "a")
         target = added_data["installation"]["id"]
         now_repos = await store.list_installation_repositories(target)
         for repo in added_data["repositories_added"]:
@@ -128,7 +119,7 @@ async def test_installation_events_are_recorded(tmp_path: Path, github_keypair: 
             data=deleted,
             headers=webhook_headers("installation", deleted, delivery_id="d"),
         )
-        await until_done(store, "d")
+        await until_status(store, "d")
         assert await store.get_installation(deleted_id) is None
 
 

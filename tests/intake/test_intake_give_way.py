@@ -15,7 +15,7 @@ from gidgethub.sansio import Event
 from bot.intake.dispatch import Context
 from bot.intake.worker import GIVE_WAY_SECONDS, IntakeLoad, WorkerPool, give_way_for
 from bot.storage.base import DeliveryStatus, Storage
-from tests.support.delivery_helpers import ManualClock, make_worker, new_delivery
+from tests.support.delivery_helpers import ManualClock, make_worker, new_delivery, until_status
 
 
 @pytest.mark.parametrize(
@@ -58,15 +58,6 @@ def recording_router(seen: list[str]) -> Router:
     return router
 
 
-async def until_done(storage: Storage, delivery_id: str) -> None:
-    async with asyncio.timeout(10):
-        while True:
-            stored = await storage.get_delivery(delivery_id)
-            if stored is not None and stored.status is DeliveryStatus.DONE:
-                return
-            await asyncio.sleep(0.01)
-
-
 async def test_workers_claim_only_once_the_requests_in_progress_are_answered(
     storage: Storage,
 ) -> None:
@@ -90,7 +81,7 @@ async def test_workers_claim_only_once_the_requests_in_progress_are_answered(
             await pool.close()
             raise
     try:
-        await until_done(storage, "g-1")
+        await until_status(storage, "g-1")
     finally:
         await pool.close()
     assert seen == ["g-1"]
@@ -106,7 +97,7 @@ async def test_a_flood_without_end_still_has_its_deliveries_processed(storage: S
         pool.start()
         try:
             for n in range(3):
-                await until_done(storage, f"f-{n}")
+                await until_status(storage, f"f-{n}")
         finally:
             await pool.close()
         assert load.answering == 1

@@ -27,6 +27,7 @@ from bot.intake.webhooks import (
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.delivery_helpers import until_status
 from tests.support.webhook_helpers import (
     SECRET,
     all_examples,
@@ -377,12 +378,6 @@ def recording_router(seen: list[tuple[str, str]]) -> Router:
 async def delivery_status(store: Any, delivery_id: str) -> DeliveryStatus | None:
     stored = await store.get_delivery(delivery_id)
     return None if stored is None else stored.status
-
-
-async def until_status(store: Any, delivery_id: str, status: DeliveryStatus) -> None:
-    async with asyncio.timeout(10):
-        while await delivery_status(store, delivery_id) is not status:
-            await asyncio.sleep(0.02)
 
 
 async def test_signed_delivery_is_stored_before_ack_then_processed_once(

@@ -12,8 +12,9 @@ from gidgethub.sansio import Event
 from bot.app import METRICS
 from bot.intake.dispatch import Context
 from bot.storage import storage_from_url
-from bot.storage.base import DeliveryStatus, Storage
+from bot.storage.base import DeliveryStatus
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.delivery_helpers import until_status
 from tests.support.webhook_helpers import example, webhook_headers
 
 
@@ -35,15 +36,6 @@ class FlakyHandler:
                 raise RuntimeError("github was down")
 
         return router
-
-
-async def until_status(store: Storage, delivery_id: str, status: DeliveryStatus) -> None:
-    async with asyncio.timeout(10):
-        while True:
-            stored = await store.get_delivery(delivery_id)
-            if stored is not None and stored.status is status:
-                return
-            await asyncio.sleep(0.02)
 
 
 async def test_redelivering_a_failed_delivery_requeues_it_once(

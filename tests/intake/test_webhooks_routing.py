@@ -4,7 +4,6 @@ the worker. The checks themselves and durability are in test_webhooks.py."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ from gidgethub.sansio import Event
 from bot.app import PAYLOADS
 from bot.intake.dispatch import Context
 from bot.storage import storage_from_url
-from bot.storage.base import DeliveryStatus, Storage
+from bot.storage.base import DeliveryStatus
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.delivery_helpers import until_status
 from tests.support.webhook_helpers import example, webhook_headers
 
 
@@ -28,15 +28,6 @@ def push_router(seen: list[tuple[str, Any]]) -> Router:
         seen.append((context.delivery.delivery_id, event.data))
 
     return router
-
-
-async def until_done(store: Storage, delivery_id: str) -> None:
-    async with asyncio.timeout(10):
-        while True:
-            stored = await store.get_delivery(delivery_id)
-            if stored is not None and stored.status is DeliveryStatus.DONE:
-                return
-            await asyncio.sleep(0.02)
 
 
 async def test_a_delivery_nothing_subscribes_to_is_done_at_intake(
@@ -98,6 +89,6 @@ async def test_the_worker_processes_a_queued_delivery_once_from_its_cached_paylo
         body = example("push", "payload")
         headers = webhook_headers("push", body, delivery_id="w-1")
         assert (await client.post(settings.webhook_path, data=body, headers=headers)).status == 202
-        await until_done(store, "w-1")
+        await until_status(store, "w-1")
         assert seen == [("w-1", json.loads(body))]
         assert len(app[PAYLOADS]) == 0

@@ -3,6 +3,7 @@ and a worker wired to a dispatcher with a short retry policy."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,9 +14,22 @@ from gidgethub.routing import Router
 from bot.intake.dispatch import Dispatcher
 from bot.intake.worker import RetryPolicy, Worker
 from bot.metrics import Metrics
-from bot.storage.base import NewDelivery, Storage
+from bot.storage.base import DeliveryStatus, NewDelivery, Storage
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+async def until_status(
+    store: Storage, delivery_id: str, status: DeliveryStatus = DeliveryStatus.DONE
+) -> None:
+    """Until the stored delivery reaches `status` (10 s at most): workers run in their own
+    tasks, so tests wait for what they do, never for a fixed time."""
+    async with asyncio.timeout(10):
+        while True:
+            stored = await store.get_delivery(delivery_id)
+            if stored is not None and stored.status is status:
+                return
+            await asyncio.sleep(0.02)
 
 
 class ManualClock:
