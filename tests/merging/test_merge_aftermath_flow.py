@@ -212,11 +212,12 @@ async def test_reviews_and_labels_on_a_pull_request_the_queue_cannot_move_call_n
     )
     assert bot.fake.calls[before:] == []
     assert await events_of(bot.storage, number) == []
-    # Accepted at its head, the same review lets it in.
+    # Accepted at its head, the same review lets it in. Whether the acceptance (which
+    # finds the review already there) or the review's redelivery admits it depends on
+    # which the workers settle first; either way it merges once.
     bot.fake.repo(REPO).issues[number].labels.remove("judge:hold")
     bot.llm.script(QUICK, scores(*ACCEPT))
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
-    assert await bot.storage.active_merge(REPO.lower(), number) is None
     await bot.send("pull_request_review", review_event(bot.fake, number, "maintainer"))
     await until_status(bot, number, MergeStatus.MERGED)
     assert bot.fake.merges.merged == [(number, sha, "merge")]
