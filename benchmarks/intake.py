@@ -2,7 +2,8 @@
 
 Two servers, each a process of its own on loopback, fed by the same client:
 
-* durable: `python -m bot serve` on a fresh SQLite file: verify, check, store, commit, 202;
+* durable: `python -m bot serve` on a fresh SQLite file (or, with `--postgres`, a fresh
+  PostgreSQL database): verify, check, store, commit, 202;
 * bare: a minimal aiohttp app that verifies the signature with gidgethub and answers 202,
   nothing else (this file run with `--bare-server PORT`): the ceiling for intake in Python.
 
@@ -24,6 +25,7 @@ spends little of the CPU the servers compete for.
 
     python benchmarks/intake.py [--runs 3] [--deliveries 5000] [--concurrency 32]
                                 [--rate 200] [--seconds 10] [--profile DIR]
+                                [--postgres postgresql://postgres@127.0.0.1:5432/test]
 
 The durable server runs without the look for missed deliveries (there is no GitHub here).
 """
@@ -50,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
+import asyncpg
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -303,42 +306,95 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def done_count(database: Path | None) -> int:
+class SqliteDatabase:
+    """The durable server's SQLite file, read by the benchmark on a connection of its own."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.path = workdir / "bench.sqlite3"
+        self.url = f"sqlite:///{self.path}"
+        self.name = "SQLite"
+
+    async def __aenter__(self) -> SqliteDatabase:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+    async def rows(self, sql: str) -> list[tuple[object, ...]]:
+        with contextlib.closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as db:
+            return db.execute(sql).fetchall()
+
+
+class PostgresDatabase:
+    """A database of its own for one run, created through `admin_url` and dropped after."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
+        self.database = f"judge_bench_{uuid.uuid4().hex[:12]}"
+        # The same server and credentials, the fresh database's name in place of the path.
+        self.url = admin_url.rsplit("/", 1)[0] + "/" + self.database
+        self.name = "PostgreSQL"
+
+    async def __aenter__(self) -> PostgresDatabase:
+        admin = await asyncpg.connect(self.admin_url)
+        try:
+            await admin.execute(f'CREATE DATABASE "{self.database}"')
+        finally:
+            await admin.close()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        admin = await asyncpg.connect(self.admin_url)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{self.database}"')
+        finally:
+            await admin.close()
+
+    async def rows(self, sql: str) -> list[tuple[object, ...]]:
+        connection = await asyncpg.connect(self.url)
+        try:
+            return [tuple(row) for row in await connection.fetch(sql)]
+        finally:
+            await connection.close()
+
+
+Database = SqliteDatabase | PostgresDatabase
+
+
+async def done_count(database: Database | None) -> int:
     if database is None:
         return 0
-    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-        [(done,)] = db.execute("SELECT COUNT(*) FROM deliveries WHERE status = 'done'")
-    return int(done)
+    [(done,)] = await database.rows("SELECT COUNT(*) FROM deliveries WHERE status = 'done'")
+    return int(str(done))
 
 
-async def until_idle(database: Path | None) -> None:
+async def until_idle(database: Database | None) -> None:
     """Until no stored delivery is pending or processing (at once for the bare server)."""
     if database is None:
         return
     while True:
-        with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
-            [(open_,)] = db.execute(
-                "SELECT COUNT(*) FROM deliveries WHERE status IN ('pending', 'processing')"
-            )
+        [(open_,)] = await database.rows(
+            "SELECT COUNT(*) FROM deliveries WHERE status IN ('pending', 'processing')"
+        )
         if not open_:
             return
         await asyncio.sleep(0.05)
 
 
 async def measure(
-    server: Server, load: Load, args: argparse.Namespace, database: Path | None = None
+    server: Server, load: Load, args: argparse.Namespace, database: Database | None = None
 ) -> tuple[Figures, Sent]:
     """Throughput of a burst, then, once the server has worked off what the burst left
     it, the ack latency at a steady rate: a burst's backlog is the first figure's cost."""
     assert server.process is not None
     await throughput(server.port, load.warm_up, args.concurrency)
     await until_idle(database)
-    done_before = done_count(database)
+    done_before = await done_count(database)
     cpu_before = cpu_seconds(server.process.pid)
     started = time.perf_counter()
     rate = await throughput(server.port, load.burst, args.concurrency)
     cpu = (cpu_seconds(server.process.pid) - cpu_before) / len(load.burst)
-    during = done_count(database) - done_before
+    during = await done_count(database) - done_before
     await until_idle(database)
     drained = time.perf_counter() - started
     cpu_drained = (cpu_seconds(server.process.pid) - cpu_before) / len(load.burst)
@@ -355,22 +411,23 @@ async def measure(
     return figures, sent
 
 
-def stored_ids(database: Path) -> list[str]:
-    with sqlite3.connect(database) as db:
-        return [row[0] for row in db.execute("SELECT delivery_id FROM deliveries")]
+async def stored_ids(database: Database) -> list[str]:
+    return [str(row[0]) for row in await database.rows("SELECT delivery_id FROM deliveries")]
 
 
 async def one_run(args: argparse.Namespace, body: bytes, key: str) -> tuple[Figures, Figures]:
     paced_count = int(args.rate * args.seconds)
     with tempfile.TemporaryDirectory() as workdir:
-        database = Path(workdir) / "bench.sqlite3"
+        database: Database = (
+            PostgresDatabase(args.postgres) if args.postgres else SqliteDatabase(Path(workdir))
+        )
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")},
             "APP_ID": "1",
             "PRIVATE_KEY": key,
             "WEBHOOK_SECRET": SECRET,
             "HOST": "127.0.0.1",
-            "DATABASE_URL": f"sqlite:///{database}",
+            "DATABASE_URL": database.url,
             "LOG_LEVEL": "WARNING",
             # No GitHub here: the look for missed deliveries would only retry an unreachable
             # api.github.com, signing a JWT each time, in the middle of the measurements.
@@ -392,9 +449,10 @@ async def one_run(args: argparse.Namespace, body: bytes, key: str) -> tuple[Figu
         if set(bare_sent.statuses.values()) | set(bare_sent.repeats) != {202}:
             raise SystemExit("the bare server answered something other than 202")
         load = make_load(durable.port, body, args.deliveries, paced_count)
-        async with durable:
-            durable_figures, sent = await measure(durable, load, args, database)
-        check_durable(load, sent, stored_ids(database))
+        async with database:
+            async with durable:
+                durable_figures, sent = await measure(durable, load, args, database)
+            check_durable(load, sent, await stored_ids(database))
     return bare_figures, durable_figures
 
 
@@ -427,7 +485,7 @@ def report(args: argparse.Namespace, body: bytes, runs: list[tuple[Figures, Figu
     )
     for name, figures in (
         ("bare (signature only)", bare),
-        ("durable (bot serve, SQLite)", durable),
+        (f"durable (bot serve, {'PostgreSQL' if args.postgres else 'SQLite'})", durable),
     ):
         print(
             f"  {name:28} {median_of(figures, lambda f: f.rate):7,.0f} deliveries/s   "
@@ -479,6 +537,12 @@ async def main() -> None:
         metavar="DIR",
         type=absolute_path,
         help="run the durable server under cProfile, its stats saved in DIR",
+    )
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="store in PostgreSQL instead of SQLite: a database of each run's own is created"
+        " through URL (e.g. postgresql://postgres@127.0.0.1:5432/test) and dropped after",
     )
     args = parser.parse_args()
 
