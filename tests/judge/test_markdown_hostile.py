@@ -5,10 +5,7 @@ minutes or hours the old patterns took, which would have stalled the App's event
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +14,7 @@ from bot.judge.markdown import anchors, blank_code_spans, code_spans, links
 from bot.judge.research_claims import read_research
 from bot.judging.annotations import line_ref
 from bot.judging.target import linked_issues
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.hostile_runner import assert_each_finishes
 
 
 def _links(text: str) -> list[tuple[int, str]]:
@@ -204,26 +200,4 @@ def test_a_path_and_line_are_found_at_the_start_of_a_token_only() -> None:
 
 
 def test_every_hostile_input_is_read_without_backtracking() -> None:
-    """In a child process with a generous limit, so a regression fails the test rather
-    than hanging the run; the child names each input as it finishes it."""
-    script = (
-        "import sys\n"
-        "from tests.judge.test_markdown_hostile import HOSTILE\n"
-        "for name, read in HOSTILE.items():\n"
-        "    read()\n"
-        "    print(name, flush=True)\n"
-    )
-    try:
-        finished = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-        ).stdout.splitlines()
-    except subprocess.TimeoutExpired as expired:
-        done = expired.stdout.decode() if isinstance(expired.stdout, bytes) else expired.stdout
-        stuck = [name for name in HOSTILE if name not in (done or "").splitlines()]
-        pytest.fail(f"still reading after 60 s: {stuck[0]}")
-    assert finished == list(HOSTILE)
+    assert_each_finishes("tests.judge.test_markdown_hostile", "HOSTILE")
