@@ -16,6 +16,7 @@ The decisions about what was read are pure modules: `rules` (the gate, the files
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,10 +80,14 @@ async def read_head(
         config.limits.max_chars_per_file,
         {path for path, blob in head_blobs.items() if blob and blob.truncated},
     )
+    base_blobs = {path: facts.blobs[expression] for path, expression in bases.items()}
+    # Off the event loop: a computed diff can take up to a second of pure Python
+    # (bot/judging/diffs.py), and a thread lets the loop run between GIL switches.
+    found = await asyncio.to_thread(_diffs, target, changes, head_blobs, base_blobs)
     return HeadRead(
         files=files,
         left_out=cut,
-        diffs=_diffs(target, changes, head_blobs, {p: facts.blobs[e] for p, e in bases.items()}),
+        diffs=found,
         ci=facts.ci,
         commits=facts.commits,
         remarks=facts.remarks,
