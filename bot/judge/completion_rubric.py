@@ -120,11 +120,12 @@ class CompletionRubric:
             "convergence_estimate": convergence,
             "suggested_next_steps": next_steps,
         }
+        already_missing = set(missing)  # a list here made the filter quadratic
         return RubricAnswer(
             scores={},
             average=None,
             reasoning=text_field(obj, "reason", "reasoning", "summary"),
-            improvements=missing + [s for s in next_steps if s not in missing],
+            improvements=missing + [s for s in next_steps if s not in already_missing],
             model_verdict="pass" if passed else "fail",
             extra=extra,
         )

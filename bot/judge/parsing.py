@@ -10,7 +10,13 @@ undetermined round; a score is never guessed):
   object (an array, a number) is refused rather than searched.
 * When an outer object is malformed (a reply cut off by the token limit, a
   trailing comma), objects nested in it are still found: a complete `scores`
-  object there is what the model wrote, and decides; nothing is filled in.
+  object there is what the model wrote, and decides; nothing is filled in. An
+  object never closed is passed over unread, so not even a huge number or deep
+  nesting in it refuses the reply. The search is linear in the reply's length: a
+  reply whose malformed objects would cost more than `_FAILED_SPAN_BUDGET` times
+  its length to decode, or that holds more than `_FAILED_DECODES_LIMIT` of them
+  (each a `{` and its `}` that fail to decode), is refused: only text written to
+  stall the search comes near.
 * Among several objects, the ones carrying a verdict key (`scores`, `verdict`,
   `dimensions`, `pass`, or a rubric dimension) are candidates. Exactly one
   distinct candidate must remain: two different verdict-like objects are
@@ -37,6 +43,7 @@ undetermined round; a score is never guessed):
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -54,6 +61,22 @@ DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensio
 _ANSWER_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[ \t]*+\r?\n(.*?)```", re.DOTALL)
 _THINK_TAG = re.compile(r"<(/?)(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_STRUCTURE = re.compile(r'["{}]')
+_NOT_STRUCTURE = re.compile(r'[^"{}]++')
+# Only from the start of a backslash run (the lookbehind), so a long run is read once.
+_ESCAPED_QUOTE = re.compile(r'(?<!\\)(?:\\\\)*+\\"')
+# What every JSON object starts with: a `{` before anything else can never decode, so
+# braces in prose and code are passed over without paying for a decoding error.
+_OBJECT_OPENING = re.compile(r'\{[ \t\n\r]*+["}]')
+# Decoding a candidate that fails costs up to its length, and nested failing candidates
+# (tried so that objects inside a malformed one are still found) could add up to the
+# square of the reply's length. A real reply's malformed objects nest a few levels deep,
+# so they cost a few times its length; the floor keeps short replies clear of the limit.
+_FAILED_SPAN_BUDGET = 16
+_FAILED_SPAN_FLOOR = 100_000
+# Each failed decode also costs a few microseconds of raising, however short: a reply of
+# nothing but small malformed objects took seconds. Real replies hold a handful.
+_FAILED_DECODES_LIMIT = 1000
 
 
 class ParseError(ValueError):
@@ -103,22 +126,77 @@ def _refuse_constant(name: str) -> Any:
     raise ParseError(f"non-finite number {name} is not allowed")
 
 
+def _structure_tokens(text: str) -> tuple[list[int], list[str]]:
+    """Where `{`, `}` and `"` stand in `text`, and which each is; an escaped quote (after an
+    odd run of backslashes) is `'`, as it cannot close a string, though outside one it opens
+    one."""
+    positions = [token.start() for token in _STRUCTURE.finditer(text)]
+    kinds = list(_NOT_STRUCTURE.sub("", text))
+    for escaped in _ESCAPED_QUOTE.finditer(text):
+        kinds[bisect.bisect_left(positions, escaped.end() - 1)] = "'"
+    return positions, kinds
+
+
+def _level_ends(kinds: list[str]) -> list[int]:
+    """`ends[t]`: reading on from token `t` outside any string (a quote jumps to the next
+    unescaped one, a `{` to its own end), the `}` that closes the reading, or -1; the `}`
+    matching a `{` at `t` is `ends[t + 1]`.
+
+    Filled from the end, each entry from entries after it, so every `{` gets its `}` in one
+    linear pass. Scanning forward from each `{` instead re-reads the same text once per
+    brace (a `{` inside a string for one start is outside for another), quadratic on
+    hostile replies."""
+    count = len(kinds)
+    ends = [-1] * (count + 1)
+    next_closing_quote = -1
+    for index in range(count - 1, -1, -1):
+        kind = kinds[index]
+        if kind == "}":
+            ends[index] = index
+        elif kind == "{":
+            inner = ends[index + 1]
+            ends[index] = -1 if inner < 0 else ends[inner + 1]
+        else:
+            ends[index] = -1 if next_closing_quote < 0 else ends[next_closing_quote + 1]
+            if kind == '"':
+                next_closing_quote = index
+    return ends
+
+
 def _embedded_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object that decodes cleanly somewhere in `text`."""
+    """Every top-level JSON object that decodes cleanly somewhere in `text`.
+
+    Each `{` is tried in turn, decoding only as far as its matching `}` (decoding the rest
+    of the reply instead made every failure cost the reply's length): one that decodes is
+    kept and the search goes on after it; one that does not is passed over, so the `{`s
+    inside it are still tried; one whose `}` never comes cannot be an object and is not
+    decoded at all."""
     decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    positions, kinds = _structure_tokens(text)
+    ends = _level_ends(kinds)
+    budget = _FAILED_SPAN_BUDGET * len(text) + _FAILED_SPAN_FLOOR
+    failures_left = _FAILED_DECODES_LIMIT
     found: list[dict[str, Any]] = []
-    pos = text.find("{")
-    while pos != -1:
+    resume = 0
+    for index, kind in enumerate(kinds):
+        start = positions[index]
+        close = ends[index + 1] if kind == "{" and start >= resume else -1
+        if close < 0 or not _OBJECT_OPENING.match(text, start):
+            continue
+        end = positions[close] + 1
         try:
-            value, end = decoder.raw_decode(text, pos)
+            value = decoder.decode(text[start:end])
         except (json.JSONDecodeError, ParseError):
-            pos = text.find("{", pos + 1)
+            budget -= end - start
+            failures_left -= 1
+            if budget < 0 or failures_left < 0:
+                raise ParseError("too much of the reply is malformed JSON to search") from None
             continue
         except (ValueError, RecursionError) as exc:
             raise _unreadable(exc) from None
         if isinstance(value, dict):
             found.append(value)
-        pos = text.find("{", end)
+        resume = end
     return found
 
 
@@ -157,13 +235,18 @@ def _is_candidate(obj: Mapping[str, Any], keys: frozenset[str]) -> bool:
 
 
 def _pick(objects: Iterable[dict[str, Any]], keys: frozenset[str]) -> dict[str, Any] | None:
-    distinct: list[dict[str, Any]] = []
+    """The one distinct verdict-like object, None without any. Stops at the first that
+    differs from the first: counting every distinct one meant comparing each with all the
+    ones before it."""
+    chosen: dict[str, Any] | None = None
     for obj in objects:
-        if _is_candidate(obj, keys) and obj not in distinct:
-            distinct.append(obj)
-    if len(distinct) > 1:
-        raise ParseError(f"{len(distinct)} different verdict objects in the reply; ambiguous")
-    return distinct[0] if distinct else None
+        if not _is_candidate(obj, keys):
+            continue
+        if chosen is None:
+            chosen = obj
+        elif obj != chosen:
+            raise ParseError("two or more different verdict objects in the reply; ambiguous")
+    return chosen
 
 
 def _fenced_objects(text: str) -> list[dict[str, Any]]:

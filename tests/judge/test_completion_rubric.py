@@ -120,3 +120,14 @@ def test_the_instructions_ask_for_progress_against_earlier_verdicts() -> None:
     text = CompletionRubric().instructions()
     assert "earlier verdicts" in text and "addressed_earlier" in text
     assert "binding" in text
+
+
+def test_improvements_are_missing_items_then_next_steps_not_already_missing() -> None:
+    """Repeats among the next steps stay; only the ones already missing are left out."""
+    answer = CompletionRubric().parse(
+        completion(
+            missing_items=["a", "b", "a"],
+            suggested_next_steps=["b", "c", "c", "a", "d", " b "],
+        )
+    )
+    assert answer.improvements == ["a", "b", "a", "c", "c", "d"]
