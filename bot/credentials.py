@@ -54,6 +54,14 @@ _AN = r"[A-Za-z0-9]"
 # What follows `Bearer` or `token` in an Authorization header (RFC 6750 token68).
 _HEADER_VALUE = r"\s+[A-Za-z0-9._~+/\-]{16,}=*"
 _HEADER_WORDS = (("B", "earer"), ("b", "earer"), ("T", "oken"), ("t", "oken"))
+# A JWT is redacted from any `eyJ`, even one glued to a word, so a run such as
+# `eyJeyJeyJ...` offers a start every three characters. Each later `eyJ` of a run ends
+# its first part where the first one's does, only shorter, so once the first fails they
+# all fail; letting the engine try each one anyway scanned the run once per `eyJ`
+# (a 100 KB run took seconds). The branch's second half instead takes the rest of the
+# run as a match marked by this group, which `_spans` drops: each run is read once.
+_JWT_PART = r"[A-Za-z0-9_\-]"
+_NOT_A_CREDENTIAL = "not_a_credential"
 
 PRIVATE_KEY_HEADER = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # a PEM body line, or the headers an encrypted PEM or PGP block starts with
@@ -104,7 +112,10 @@ SHAPES: tuple[CredentialShape, ...] = (
         re.compile(
             r"(?<![A-Za-z0-9_-])eyJ([A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
         ),
-        (r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",),
+        (
+            rf"eyJ(?:{_JWT_PART}{{8,}}+\.{_JWT_PART}{{8,}}+\.{_JWT_PART}{{8,}}+"
+            rf"|{_JWT_PART}{{7,}}+(?P<{_NOT_A_CREDENTIAL}>))",
+        ),
     ),
     CredentialShape(
         "bearer or token credential",
@@ -133,17 +144,23 @@ SHAPES: tuple[CredentialShape, ...] = (
 _REDACTORS = tuple((re.compile("|".join(shape.redact)), shape.wrapper) for shape in SHAPES)
 
 
-def _spans(pattern: re.Pattern[str], wrapper: bool, text: str) -> Iterator[tuple[int, int]]:
+def _matches(pattern: re.Pattern[str], wrapper: bool, text: str) -> Iterator[re.Match[str]]:
     if not wrapper:
-        yield from (m.span() for m in pattern.finditer(text))
+        yield from pattern.finditer(text)
         return
     # A wrapper's value can run into the next `Bearer`/`token` word and hide its value,
     # so look again from just after each start. Still linear: a nested match can only
     # start in the last word of the value, where whitespace ends it.
     match = pattern.search(text)
     while match is not None:
-        yield match.span()
+        yield match
         match = pattern.search(text, match.start() + 1)
+
+
+def _spans(pattern: re.Pattern[str], wrapper: bool, text: str) -> Iterator[tuple[int, int]]:
+    for match in _matches(pattern, wrapper, text):
+        if match.lastgroup != _NOT_A_CREDENTIAL:
+            yield match.span()
 
 
 _PLACEHOLDER = re.compile(r"example|xxxx|0000|your|dummy|fake|redacted|placeholder", re.I)

@@ -194,9 +194,7 @@ def scan_text(text: str) -> list[tuple[int, str, str]]:
     squashed, squashed_lines = _normalise(text, letters_only=True)
     for name, description, regex in _SQUASHED:
         for match in regex.finditer(squashed):
-            line = squashed_lines[match.start()]
-            if not any(key[1] == name and key[0] == line for key in hits):
-                hits[(line, name)] = description
+            hits.setdefault((squashed_lines[match.start()], name), description)
     return sorted((line, name, d) for (line, name), d in hits.items())
 
 

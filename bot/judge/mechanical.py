@@ -47,6 +47,7 @@ added.
 
 from __future__ import annotations
 
+import bisect
 import json
 import posixpath
 import re
@@ -221,31 +222,49 @@ def _yaml(file: JudgedFile) -> list[Finding]:
     return []
 
 
+class _Paths:
+    """A set of paths in which a directory is found too: `target in paths` when a path
+    is `target` or lies under `target/`. Comparing each link's target with every path
+    cost links times paths, both the author's to choose (a 1 MB page of links took
+    minutes); here a link costs a hash and a binary search. The paths under `target/`
+    are consecutive in sorted order and come first among those sorting at or after
+    `target/`, so that first one answers. (A set of every ancestor directory would
+    answer too, but one path nested thousands deep would fill it with long prefixes.)"""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self._exact = frozenset(paths)
+        self._sorted = sorted(self._exact)
+
+    def __contains__(self, target: str) -> bool:
+        if target in self._exact:
+            return True
+        prefix = target + "/"
+        at = bisect.bisect_left(self._sorted, prefix)
+        return at < len(self._sorted) and self._sorted[at].startswith(prefix)
+
+
 class _Tree:
     """What paths exist after the change, as far as the caller told us."""
 
     def __init__(self, files: Sequence[JudgedFile], known_paths: Collection[str] | None) -> None:
-        self.present = {f.path.strip("/") for f in files if not f.removed}
-        self.removed = {f.path.strip("/") for f in files if f.removed} - self.present
-        self.known = {p.strip("/") for p in known_paths} if known_paths else None
+        present = {f.path.strip("/") for f in files if not f.removed}
+        self.present = _Paths(present)
+        self.removed = {f.path.strip("/") for f in files if f.removed} - present
+        self.known = _Paths(p.strip("/") for p in known_paths) if known_paths else None
         self.contents = {f.path.strip("/"): f.content for f in files if not f.removed}
         self._anchors: dict[str, set[str]] = {}
-
-    def _has(self, paths: Iterable[str], target: str) -> bool:
-        prefix = target + "/"
-        return any(p == target or p.startswith(prefix) for p in paths)
 
     def exists(self, target: str) -> bool | None:
         """True, False, or None when it cannot be known."""
         if target in ("", "."):
             return True
-        if self._has(self.present, target):
+        if target in self.present:
             return True
         if target in self.removed:
             return False
         if self.known is None:
             return None
-        return self._has(self.known, target)
+        return target in self.known
 
     def anchors(self, target: str) -> set[str] | None:
         if target not in self.contents or not markdown.is_markdown(target):
