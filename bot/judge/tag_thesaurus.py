@@ -16,8 +16,12 @@ word also in the forms `word_forms` gives (plural, -ed, -ing), any run of spaces
 underscores, or none, between words ("hard-code value" also reads "hardcoded values"), and
 at one position the longest phrase first, so a longer neutral phrase ("regression test") hides
 a shorter problem phrase ("regression"). The phrases are escaped literals in a word trie
-behind lookaheads on their first letters, so a scan is linear in the text with a small
-constant, and nothing in it can backtrack catastrophically.
+(`phrase_trie`) behind lookaheads on their first letters, so a scan is linear in the text with
+a small constant, and nothing in it can backtrack catastrophically.
+
+Only the built-in thesaurus, fixed, is compiled: compiling is slow (seconds for the thousands of
+phrases a repository may add), so a repository's phrases are matched by walking the same trie
+in Python (bot/judge/tagging.py), trying its words in the regex's order (`word_order`).
 """
 
 from __future__ import annotations
@@ -381,30 +385,39 @@ STRUCTURED_TAGS = frozenset(
 
 
 _SPLIT = re.compile(r"[\s_-]+")
-_SEPARATOR = r"[\s_-]*+"
+SEPARATOR = r"[\s_-]*+"
+"""What may stand between a phrase's words: spaces, hyphens and underscores, or nothing."""
 
 # the regex, and the tags of each capture group by number (0, no group: none)
 Matcher = tuple[re.Pattern[str], tuple[frozenset[str], ...]]
 
 
-class _Trie:
+class PhraseTrie:
     """Phrases by word, so phrases that share their first words share their regex."""
 
+    __slots__ = ("next", "tags")  # a repository's thousand phrases make thousands of nodes
+
     def __init__(self) -> None:
-        self.next: dict[str, _Trie] = {}
+        self.next: dict[str, PhraseTrie] = {}
         self.tags: set[str] | None = None  # set where a phrase ends
 
     def add(self, phrase: str) -> set[str]:
         node = self
         for word in filter(None, _SPLIT.split(phrase.lower())):
-            node = node.next.setdefault(word, _Trie())
+            node = node.next.setdefault(word, PhraseTrie())
         node.tags = set() if node.tags is None else node.tags
         return node.tags
 
 
-def _branches(trie: _Trie, groups: list[frozenset[str]], prefix: int) -> str:
-    # Longer words first; rendered in their final order, since groups are numbered as written.
-    words = sorted(trie.next, key=lambda w: (w[:prefix], -len(w), w))
+def word_order(word: str, prefix: int) -> tuple[str, int, str]:
+    """Where `word` comes among a trie node's words in the regex, `prefix` letters bucketed
+    (2 for a phrase's first word, 1 after): longer words first within a bucket."""
+    return word[:prefix], -len(word), word
+
+
+def _branches(trie: PhraseTrie, groups: list[frozenset[str]], prefix: int) -> str:
+    # Rendered in their final order, since groups are numbered as written.
+    words = sorted(trie.next, key=lambda w: word_order(w, prefix))
     alternatives = [
         (w, f"(?:{'|'.join(map(re.escape, word_forms(w)))}){_after(trie.next[w], groups)}")
         for w in words
@@ -426,25 +439,31 @@ def _bucketed(items: list[tuple[str, str]], depth: int, deepest: int) -> str:
     return "|".join(out)
 
 
-def _after(node: _Trie, groups: list[frozenset[str]]) -> str:
+def _after(node: PhraseTrie, groups: list[frozenset[str]]) -> str:
     """Longer phrases first, then the end of this one: an empty group whose number names
     the phrase's tags."""
-    options = [f"{_SEPARATOR}(?:{_branches(node, groups, 1)})"] if node.next else []
+    options = [f"{SEPARATOR}(?:{_branches(node, groups, 1)})"] if node.next else []
     if node.tags is not None:
         groups.append(frozenset(node.tags))
         options.append("()")
     return f"(?:{'|'.join(options)})"
 
 
-def compile_phrases(terms: Mapping[str, Iterable[str]], neutral: Iterable[str]) -> Matcher:
-    """One regex for tag -> phrases (and `neutral` phrases, which carry no tag): it matches,
-    zero-width, at the start of each phrase, and its last capture group names the tags."""
-    trie = _Trie()
+def phrase_trie(terms: Mapping[str, Iterable[str]], neutral: Iterable[str]) -> PhraseTrie:
+    """The word trie of tag -> phrases and of `neutral` phrases (which end with no tag)."""
+    trie = PhraseTrie()
     for phrase in neutral:
         trie.add(phrase)
     for tag, phrases in terms.items():
         for phrase in phrases:
             trie.add(phrase).add(tag)
+    return trie
+
+
+def compile_phrases(terms: Mapping[str, Iterable[str]], neutral: Iterable[str]) -> Matcher:
+    """One regex for tag -> phrases (and `neutral` phrases, which carry no tag): it matches,
+    zero-width, at the start of each phrase, and its last capture group names the tags."""
+    trie = phrase_trie(terms, neutral)
     groups: list[frozenset[str]] = [frozenset()]
     if not trie.next:
         return re.compile("(?!)"), tuple(groups)

@@ -6,19 +6,20 @@ low), `problem:<kind>` (a problem the judges or the mechanical checks named) and
 own (`TagTerms`, `tags:` in .github/judge.yml). The phrases, their word forms and how they
 become one regex are bot/judge/tag_thesaurus.py; docs/tagging.md lists the tags.
 
-The regex of a thesaurus (the built-in one, or it with one repository's terms) is compiled
-once and cached. A problem or repository tag is not taken when one of the two words before
-its phrase, in the same sentence, negates it ("no broken links", "doesn't add stubs"); a
-dimension tag is, since a dimension discussed in the negative was still discussed. Tags come
-from a fixed set, so the output is bounded whatever the text.
+The built-in thesaurus' regex is compiled once. With a repository's terms, the thesaurus is
+matched by the same rules by walking its word trie in Python instead (`_TextScan`), since
+compiling a thousand phrases takes seconds. A problem or repository tag is not taken when one
+of the two words before its phrase, in the same sentence, negates it ("no broken links",
+"doesn't add stubs"); a dimension tag is, since a dimension discussed in the negative was
+still discussed. Tags come from a fixed set, so the output is bounded whatever the text.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cache, lru_cache, partial
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, ConfigDict, Field, RootModel
@@ -36,9 +37,14 @@ from bot.judge.tag_thesaurus import (
     NO_PROGRESS_TAG,
     PROBLEM_PHRASES,
     RUBRIC_DIMENSIONS,
+    SEPARATOR,
     STRUCTURED_TAGS,
     Matcher,
+    PhraseTrie,
     compile_phrases,
+    phrase_trie,
+    word_forms,
+    word_order,
 )
 
 MAX_TAGS = 50
@@ -148,18 +154,183 @@ class TagTerms(RootModel[dict[TagName, Phrases]]):
 _WORD = re.compile(r"[\w'\u2019]+")
 _NEGATION_WINDOW = 40
 
-
 TermsKey = tuple[tuple[str, tuple[str, ...]], ...]
+PhraseHit = tuple[int, frozenset[str]]
+"""Where a phrase starts in a text, and its tags (none for a neutral phrase)."""
 
 
-@lru_cache(maxsize=64)
-def _matcher(extension: TermsKey) -> Matcher:
+def _builtin_terms() -> dict[str, list[str]]:
     terms: dict[str, list[str]] = {dimension_tag(d): list(p) for d, p in DIMENSION_PHRASES.items()}
     for tag, phrases in PROBLEM_PHRASES.items():
         terms[tag] = list(phrases)
+    return terms
+
+
+@cache
+def _builtin_matcher() -> Matcher:
+    return compile_phrases(_builtin_terms(), NEUTRAL_PHRASES)
+
+
+def _regex_hits(matcher: Matcher, text: str, start: int = 0) -> Iterator[PhraseHit]:
+    pattern, group_tags = matcher
+    for match in pattern.finditer(text, start):
+        yield match.start(), group_tags[match.lastindex or 0]
+
+
+# A repository's terms are not compiled: the regex of a thousand phrases takes seconds to
+# compile, on the event loop, for every edit of the file. Walking the word trie in Python,
+# in the regex's order, gives its matches; building the index is linear in the phrases.
+#
+# The walk, like the regex, may try many phrases at one position when they overlap (a
+# thousand phrases of "a" and "aa" in different orders all fit a run of a's), and Python
+# tries them a hundred times slower than the regex engine. So a text gets a number of steps
+# (a trie node tried, a form looked up) in proportion to its length: four a character, where
+# prose takes under one and a list of phrases one and a half. Past them, only the built-in
+# phrases are read, by their regex.
+_STEPS_PER_CHARACTER = 4
+_STEPS_AT_LEAST = 10_000
+
+_PHRASE_START = re.compile(r"(?<!\w)[^\s_-]")
+_SEPARATOR_RUN = re.compile(SEPARATOR)
+# Lowercase letters the regex engine takes for one another (the same simple uppercase) that
+# the round trip through str.upper misses, their uppercase being two or three letters.
+_SAME_UPPERCASE = {"\u1fd3": "\u0390", "\u1fe3": "\u03b0", "\ufb06": "\ufb05"}
+
+
+def _folded_char(char: str) -> str:
+    """`char` as the regex engine compares it ignoring case: its simple lowercase (a capital I
+    with a dot lowers to "i" and a combining dot; the engine takes the "i"), and one letter for
+    those with the same uppercase (long s and "s", dotless i and "i", final and medial sigma)."""
+    lower = char.lower()[0]
+    upper = lower.upper()
+    if len(upper) == 1 and len(upper.lower()) == 1:
+        lower = upper.lower()
+    return _SAME_UPPERCASE.get(lower, lower)
+
+
+def _folded(text: str) -> str:
+    """`text`, character by character folded: the same length, so positions carry over."""
+    if text.isascii():
+        return text.lower()
+    return text.translate({ord(c): f for c in set(text) if (f := _folded_char(c)) != c})
+
+
+def _word_char_at(text: str, at: int) -> bool:
+    # the regex's \w
+    return at < len(text) and (text[at].isalnum() or text[at] == "_")
+
+
+def _words_by_form(node: PhraseTrie) -> dict[str, tuple[str, ...]]:
+    """`node`'s next words by the forms they match, folded; a form's shorter prefixes map to
+    no word, so a lookup that misses tells a walk along the text to stop."""
+    words_of: dict[str, tuple[str, ...]] = {}
+    for word in node.next:
+        for form in map(_folded, word_forms(word)):
+            for length in range(1, len(form)):
+                words_of.setdefault(form[:length], ())
+            if word not in words_of.get(form, ()):
+                words_of[form] = (*words_of.get(form, ()), word)
+    return words_of
+
+
+class _PhraseIndex:
+    """A word trie, matched as compile_phrases' regex matches it (`_TextScan`).
+
+    A node's forms are worked out when a text first reaches it, so building costs little more
+    than the trie, and a repository's phrases that never match cost no memory beyond it."""
+
+    def __init__(self, trie: PhraseTrie) -> None:
+        self.trie = trie
+        self._words_by_form = {trie: _words_by_form(trie)}
+        self.first_letters = frozenset(form[0] for form in self._words_by_form[trie])
+
+    def words_by_form(self, node: PhraseTrie) -> dict[str, tuple[str, ...]]:
+        known = self._words_by_form.get(node)
+        if known is None:
+            known = self._words_by_form[node] = _words_by_form(node)
+        return known
+
+
+class _OutOfSteps(Exception):
+    pass
+
+
+class _TextScan:
+    """One text's phrases: at each position where a word may start, the first phrase in the
+    regex's backtracking order (a node's words by `word_order`, each word's forms longest
+    first, a longer phrase before the end of this one, the end not followed by a word
+    character)."""
+
+    def __init__(self, index: _PhraseIndex, text: str) -> None:
+        self.index, self.text, self.folded = index, text, _folded(text)
+        self.steps_left = _STEPS_PER_CHARACTER * len(text) + _STEPS_AT_LEAST
+
+    def hits(self) -> tuple[list[PhraseHit], int]:
+        """The hits, and where the scan stopped: the end of the text, or the position it was
+        trying when its steps ran out."""
+        found: list[PhraseHit] = []
+        for start in _PHRASE_START.finditer(self.text):
+            at = start.start()
+            if self.folded[at] in self.index.first_letters:
+                try:
+                    tags = self._first_phrase(self.index.trie, 2, at)
+                except _OutOfSteps:
+                    return found, at
+                if tags is not None:
+                    found.append((at, tags))
+        return found, len(self.text)
+
+    def _first_phrase(self, node: PhraseTrie, prefix: int, at: int) -> frozenset[str] | None:
+        for word, end in self._words_at(node, prefix, at):
+            child = node.next[word]
+            if child.next:
+                after = _SEPARATOR_RUN.match(self.text, end)
+                assert after is not None  # a run of none matches anywhere
+                tags = self._first_phrase(child, 1, after.end())
+                if tags is not None:
+                    return tags
+            if child.tags is not None and not _word_char_at(self.text, end):
+                return frozenset(child.tags)
+        return None
+
+    def _words_at(self, node: PhraseTrie, prefix: int, at: int) -> list[tuple[str, int]]:
+        """`node`'s words with a form at `at`, each with where that form ends, in the order
+        the regex tries them."""
+        words_of, found = self.index.words_by_form(node), list[tuple[str, int]]()
+        # forms hold no separator, so the walk stops at the next one
+        for end in range(at + 1, len(self.folded) + 1):
+            words = words_of.get(self.folded[at:end])
+            if words is None:
+                break
+            self.steps_left -= 1
+            found.extend((word, end) for word in words)
+        self.steps_left -= 1
+        if self.steps_left < 0:
+            raise _OutOfSteps
+        if len(found) > 1:
+            found.sort(key=lambda hit: (word_order(hit[0], prefix), -hit[1]))
+        return found
+
+
+def _repository_hits(index: _PhraseIndex, text: str) -> Iterator[PhraseHit]:
+    hits, stopped = _TextScan(index, text).hits()
+    yield from hits
+    # where the walk ran out of steps, the built-in phrases still count
+    yield from _regex_hits(_builtin_matcher(), text, stopped)
+
+
+@lru_cache(maxsize=8)
+def _phrase_index(extension: TermsKey) -> _PhraseIndex:
+    terms = _builtin_terms()
     for tag, phrases in extension:
         terms.setdefault(tag, []).extend(phrases)
-    return compile_phrases(terms, NEUTRAL_PHRASES)
+    return _PhraseIndex(phrase_trie(terms, NEUTRAL_PHRASES))
+
+
+def _phrase_finder(extra: TagTerms | None) -> Callable[[str], Iterator[PhraseHit]]:
+    if extra is None or not extra.root:
+        return partial(_regex_hits, _builtin_matcher())
+    return partial(_repository_hits, _phrase_index(tuple(sorted(extra.root.items()))))
 
 
 def _negated(text: str, start: int) -> bool:
@@ -169,26 +340,20 @@ def _negated(text: str, start: int) -> bool:
     return any(w in NEGATORS or w.endswith(("n't", "n\u2019t")) for w in words)
 
 
-def _scan(matcher: Matcher, text: str, found: set[str]) -> None:
-    pattern, group_tags = matcher
-    for match in pattern.finditer(text):
-        tags = group_tags[match.lastindex or 0]
+def _scan(hits: Iterable[PhraseHit], text: str, found: set[str]) -> None:
+    for start, tags in hits:
         if tags <= found:
             continue
         found |= tags & DIMENSION_TAGS
         rest = tags - DIMENSION_TAGS
-        if rest and not _negated(text, match.start()):
+        if rest and not _negated(text, start):
             found |= rest
-
-
-def _matcher_for(extra: TagTerms | None) -> Matcher:
-    return _matcher(tuple(sorted(extra.root.items())) if extra is not None else ())
 
 
 def text_tags(text: str, extra: TagTerms | None = None) -> frozenset[str]:
     """The tags one text's phrases carry (every dimension's, whatever the rubric)."""
     found: set[str] = set()
-    _scan(_matcher_for(extra), text, found)
+    _scan(_phrase_finder(extra)(text), text, found)
     return frozenset(found)
 
 
@@ -239,9 +404,9 @@ def tags_for(record: VerdictRecord, extra: TagTerms | None = None) -> tuple[str,
     findings, and the problems a structured answer states (unsupported claims, missing items,
     no forward progress).
     """
-    matcher, found = _matcher_for(extra), set[str]()
+    phrases_in, found = _phrase_finder(extra), set[str]()
     for text in _texts(record):
-        _scan(matcher, text, found)
+        _scan(phrases_in(text), text, found)
     own = {dimension_tag(d) for d in RUBRIC_DIMENSIONS[record.rubric]}
     found = {t for t in found if t in own or t not in DIMENSION_TAGS}
     found |= _low_scores(record.rubric, record.scores)

@@ -3,6 +3,7 @@ per-repository extension."""
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from bot.judge import tagging
 from bot.judge.records import Finding, RubricName, VerdictRecord
 from bot.judge.tag_thesaurus import (
     DIMENSION_PHRASES,
@@ -20,6 +22,7 @@ from bot.judge.tag_thesaurus import (
     PROBLEM_PHRASES,
     RUBRIC_DIMENSIONS,
     compile_phrases,
+    phrase_trie,
     word_forms,
 )
 from bot.judge.tagging import (
@@ -619,3 +622,177 @@ def test_json_schema_states_the_limits() -> None:
     assert not validator.is_valid({"ok": [f"p{i}" for i in range(21)]})
     assert not validator.is_valid({f"t{i}": ["a"] for i in range(51)})
     assert schema["description"].startswith("A repository's tags")
+
+
+# ---------------------------------------------------------------------------
+# A repository's phrases: matched by walking their word trie, not by a compiled regex, with
+# the regex's results (compile_phrases stays the reference: it still reads the built-in ones)
+
+_WORDS = [
+    # inflections of one another, words that run together, punctuation, digits, and letters
+    # the regex engine folds specially (long s, dotless and dotted i, Kelvin sign, sigmas,
+    # Greek with dialytika, st ligatures)
+    *("stub", "stubs", "stubbed", "hard", "code", "coded", "test", "tests", "copy", "copies"),
+    *("agree", "regression", "no", "not", "a", "aa", "aaa", "ab", "s", "es", "ing", "ed"),
+    *("c++", ".env", "o'brien", "404", "x1", "\u017ftub", "\u0130ndex", "\u0131ndex"),
+    *("\u212aelvin", "\u039f\u0394\u039f\u03a3", "\u03c3\u03b1\u03c2", "\u0390", "\u1fd3"),
+    *("\ufb05", "\ufb06", "happy", "happi", "iness"),
+]
+_BETWEEN = [" ", "-", "_", "", "  ", "\n", ". ", ", ", "'", "+", "\u00e9", "\u0131"]
+
+
+def _random_terms(rng: random.Random) -> dict[str, list[str]]:
+    return {
+        f"x:t{t}": [
+            " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 4)))
+            for _ in range(rng.randint(1, 5))
+        ]
+        for t in range(rng.randint(1, 6))
+    }
+
+
+def _random_text(rng: random.Random, terms: dict[str, list[str]]) -> str:
+    def cased(word: str) -> str:
+        return "".join(c.upper() if rng.random() < 0.3 else c for c in word)
+
+    if rng.random() < 0.5:  # loose words
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(5, 150))]
+    else:  # the phrases themselves, their words joined anyhow
+        phrases = [p for ps in terms.values() for p in ps]
+        words = [
+            rng.choice(_BETWEEN).join(rng.choice(phrases).split())
+            for _ in range(rng.randint(3, 40))
+        ]
+    return "".join(cased(word) + rng.choice(_BETWEEN) for word in words)
+
+
+def test_repository_phrases_hit_where_the_compiled_regex_hit() -> None:
+    rng = random.Random(20260523)
+    tagged = 0
+    for _ in range(300):
+        terms = _random_terms(rng)
+        text = _random_text(rng, terms)
+        compiled = list(tagging._regex_hits(compile_phrases(terms, ()), text))
+        index = tagging._PhraseIndex(phrase_trie(terms, ()))
+        assert tagging._TextScan(index, text).hits() == (compiled, len(text)), (terms, text)
+        tagged += len(compiled)
+    assert tagged > 1000  # the texts do hold the phrases
+
+
+def _compiled_text_tags(text: str, terms: TagTerms) -> frozenset[str]:
+    """The tags as they were: the built-in and the repository's phrases in one regex."""
+    thesaurus = tagging._builtin_terms()
+    for tag, phrases in terms.root.items():
+        thesaurus.setdefault(tag, []).extend(phrases)
+    found: set[str] = set()
+    hits = tagging._regex_hits(compile_phrases(thesaurus, NEUTRAL_PHRASES), text)
+    tagging._scan(hits, text, found)
+    return frozenset(found)
+
+
+def test_repository_phrases_with_the_builtin_ones_tag_as_the_compiled_regex_did() -> None:
+    rng = random.Random(7)
+    builtin = [p for ps in PROBLEM_PHRASES.values() for p in ps]
+    for _ in range(3):
+        terms = TagTerms.model_validate(_random_terms(rng))
+        phrases = [p for ps in terms.root.values() for p in ps]
+        words = [rng.choice(phrases + builtin + ["no", "not", "the", "."]) for _ in range(400)]
+        text = " ".join(words)
+        assert text_tags(text, terms) == _compiled_text_tags(text, terms)
+
+
+@pytest.mark.parametrize(
+    ("text", "tagged"),
+    [
+        ("Connection-pool leaks.", True),
+        ("connection_pool_leak", True),
+        ("connectionpool leaked", True),
+        ("CONNECTION POOL LEAK", True),
+        ("connection pooling leaks", True),
+        ("connection pool leakage", False),
+        ("disconnection pool leak", False),
+        ("no connection pool leak", False),
+        # punctuation between the words breaks the phrase
+        ("a connection. Pool leak", False),
+        ("connection, pool leak", False),
+        ("connection/pool leak", False),
+    ],
+)
+def test_a_repository_multi_word_phrase(text: str, tagged: bool) -> None:
+    terms = TagTerms.model_validate({"team:db": ["connection pool leak"]})
+    assert ("team:db" in text_tags(text, terms)) is tagged
+    assert text_tags(text, terms) == _compiled_text_tags(text, terms)
+
+
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        ("\u038c\u03a1\u039f\u03a3", "x:greek"),  # capitals, final sigma
+        ("\u03cc\u03c1\u03bf\u03c3", "x:greek"),  # a medial sigma at the end
+        ("\u212aELVIN scale", "x:kelvin"),  # Kelvin sign
+        ("la\u017ft step", "x:long-s"),
+        ("\u0130STANBUL office", "x:dotted"),  # capital I with a dot
+        ("\u0131stanbul office", "x:dotted"),  # dotless i
+    ],
+)
+def test_a_repository_phrase_matches_in_any_case_as_the_regex_engine_folds_it(
+    text: str, tag: str
+) -> None:
+    terms = TagTerms.model_validate(
+        {
+            "x:greek": ["\u03cc\u03c1\u03bf\u03c2"],
+            "x:kelvin": ["kelvin scale"],
+            "x:long-s": ["last step"],
+            "x:dotted": ["istanbul office"],
+        }
+    )
+    assert text_tags(text, terms) == {tag} == _compiled_text_tags(text, terms)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # at one position the longest phrase wins, the built-in ones and the repository's alike
+        ("Add a regression test.", set()),
+        ("A regression, then tests.", {"problem:regression", "team:x"}),
+        ("It is a stub function.", {"team:y"}),
+        ("It is a stub.", {"dimension:completeness", "problem:stub"}),
+        ("missing tests", {"problem:missing-tests"}),
+        ("It is missing.", {"team:z"}),
+    ],
+)
+def test_repository_phrases_overlapping_builtin_ones(text: str, expected: set[str]) -> None:
+    terms = TagTerms.model_validate(
+        {"team:x": ["regression"], "team:y": ["stub function"], "team:z": ["missing"]}
+    )
+    assert text_tags(text, terms) == expected == _compiled_text_tags(text, terms)
+
+
+def _overlapping_terms() -> TagTerms:
+    """Nearly a thousand phrases of "a" and "aa" in different orders, each ending in "b": at
+    the start of every run of a's the walk tries thousands of them and finds none."""
+    rng = random.Random(3)
+
+    def phrase() -> str:
+        return " ".join(rng.choice(["a", "aa"]) for _ in range(33)) + " b"  # 100 at most
+
+    tags = {f"x:t{t}": [phrase() for _ in range(MAX_PHRASES_PER_TAG)] for t in range(MAX_TAGS - 2)}
+    return TagTerms.model_validate({**tags, "x:early": ["early bird"], "x:late": ["late bird"]})
+
+
+def test_past_its_steps_a_text_is_read_for_the_builtin_phrases_only() -> None:
+    terms = _overlapping_terms()
+    text = "An early bird. " + ("a" * 50 + " ") * 400 + "A late bird and a stub."
+    index = tagging._phrase_index(tuple(sorted(terms.root.items())))
+    assert 0 < tagging._TextScan(index, text).hits()[1] < len(text) // 2
+    # the repository's phrases count up to where the steps ran out, the built-in ones to the end
+    assert text_tags(text, terms) == {"x:early", "problem:stub", "dimension:completeness"}
+    assert "x:late" in text_tags("A late bird and a stub.", terms)
+
+
+def test_text_is_folded_as_the_regex_engine_ignores_case() -> None:
+    for char in map(chr, [*range(0x2200), *range(0xFB00, 0xFB07)]):
+        folded = tagging._folded_char(char)
+        assert re.fullmatch(re.escape(folded), char, re.IGNORECASE), hex(ord(char))
+        assert tagging._folded_char(folded) == folded
+    assert tagging._folded("\u0130\u212a\u017f\u03a3") == "iks\u03c3"
