@@ -29,12 +29,8 @@ async def intake_client(
 
     app = web.Application()
     app.router.add_post(PATH, make_webhook_handler(storage, SECRET, Metrics(), wake, intake=load))
-    client = TestClient(TestServer(app, host="127.0.0.1"))
-    await client.start_server()
-    try:
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield client
-    finally:
-        await client.close()
 
 
 async def test_a_stored_delivery_is_counted_until_it_is_answered(storage: Storage) -> None:
