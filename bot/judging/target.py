@@ -7,7 +7,6 @@ the judging flow only asks GitHub for what the payload lacks.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -18,13 +17,6 @@ from bot.github.types import NULL_SHA, ChangedPath, CommitInfo, commit_from_push
 SKIP_MARKERS = ("[skip judge]", "[judge skip]")
 # GitHub stops listing commits in a push payload at 2048; beyond that, compare.
 PUSH_COMMIT_LIMIT = 2048
-
-_CLOSING_KEYWORD = re.compile(
-    # Possessive runs, and the lookbehind asks for the one space `\s+` used to: two adjacent
-    # backtracking runs of spaces made a PR body of "fixes" and 20,000 spaces take 15 s.
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*+:?\s*+(?<=\s)(?:([\w.-]+/[\w.-]+))?#(\d+)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -185,16 +177,6 @@ def changed_in_push(commits: Sequence[Mapping[str, Any]]) -> tuple[ChangedPath, 
         for path in commit.get("removed") or ():
             status[str(path)] = "removed"
     return tuple(ChangedPath(path, state) for path, state in sorted(status.items()))
-
-
-def linked_issues(body: str, repository: str) -> list[int]:
-    """Issues this pull request closes in its own repository ("Fixes #12")."""
-    found: list[int] = []
-    for match in _CLOSING_KEYWORD.finditer(body or ""):
-        other, number = match.group(1), int(match.group(2))
-        if (other is None or other.lower() == repository.lower()) and number not in found:
-            found.append(number)
-    return found
 
 
 def people_of(commits: Iterable[CommitInfo]) -> list[str]:

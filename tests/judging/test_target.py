@@ -10,7 +10,6 @@ from bot.github.types import NULL_SHA, ChangedPath, CommitInfo
 from bot.judging.target import (
     Target,
     changed_in_push,
-    linked_issues,
     target_from_pull_request,
     target_from_push,
 )
@@ -79,20 +78,6 @@ def test_net_effect_of_pushed_commits() -> None:
 def _target(**changes: object) -> Target:
     base = Target("o/r", 1, "a" * 40, "main", "o/r#1", "pull_request.opened")
     return Target(**{**base.__dict__, **changes})
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        ("Fixes #12", [12]),
-        ("closes #3, resolves: #4 and fixed #3", [3, 4]),
-        ("Fixes o/r#9 and other/repo#10", [9]),
-        ("See #5 for context", []),
-        ("", []),
-    ],
-)
-def test_linked_issues(body: str, expected: list[int]) -> None:
-    assert linked_issues(body, "o/r") == expected
 
 
 def test_target_survives_storage() -> None:
