@@ -113,6 +113,22 @@ def private_key_pem() -> str:
     ).decode()
 
 
+def server_env(database_url: str, key: str) -> dict[str, str]:
+    """The environment `bot serve` runs in here (the bare server ignores it)."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")},
+        "APP_ID": "1",
+        "PRIVATE_KEY": key,
+        "WEBHOOK_SECRET": SECRET,
+        "HOST": "127.0.0.1",
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "WARNING",
+        # No GitHub here: the look for missed deliveries would only retry an unreachable
+        # api.github.com, signing a JWT each time, in the middle of the measurements.
+        "JUDGE_REDELIVER_MISSED": "false",
+    }
+
+
 class Server:
     def __init__(self, name: str, argv: list[str], env: dict[str, str], workdir: Path) -> None:
         self.name = name
@@ -421,18 +437,7 @@ async def one_run(args: argparse.Namespace, body: bytes, key: str) -> tuple[Figu
         database: Database = (
             PostgresDatabase(args.postgres) if args.postgres else SqliteDatabase(Path(workdir))
         )
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")},
-            "APP_ID": "1",
-            "PRIVATE_KEY": key,
-            "WEBHOOK_SECRET": SECRET,
-            "HOST": "127.0.0.1",
-            "DATABASE_URL": database.url,
-            "LOG_LEVEL": "WARNING",
-            # No GitHub here: the look for missed deliveries would only retry an unreachable
-            # api.github.com, signing a JWT each time, in the middle of the measurements.
-            "JUDGE_REDELIVER_MISSED": "false",
-        }
+        env = server_env(database.url, key)
         bare_argv = [sys.executable, str(THIS_FILE), "--bare-server", "{port}"]
         bare = Server("bare", bare_argv, env, Path(workdir))
         durable_argv = [sys.executable, "-m", "bot", "serve"]

@@ -1,0 +1,183 @@
+"""What each step of durable intake costs: the floor under `benchmarks/intake.py`'s ratio.
+
+`benchmarks/intake.py` compares `bot serve` with a bare server that only verifies the
+signature. This one asks what any server doing part of the product's work could reach, by
+adding the steps one at a time to that bare server, each stage a process of its own fed by
+the same client as there (a burst of signed 29 KB `pull_request_review` deliveries over 32
+keep-alive connections):
+
+* verify: the bare server (gidgethub's signature check, 202);
+* parse: + the product's body decoding (`json_body.parse_webhook_body`: orjson, depth check);
+* parse + append: + one `os.write` of the body to a file, inline, unsynced: the least any
+  durable write can cost (a WAL commit at synchronous=NORMAL does not sync either);
+* parse + store: + the product's own store (`SqliteStorage.record_delivery`: group commit of
+  the delivery row and its body), awaited before the 202 as intake does;
+* bot serve: the product itself, on SQLite (headers, routing, metrics, the workers).
+
+It prints, for each, the median rate, the server's CPU per delivery, and the rate as a ratio
+of the verify stage's in the same run. The figures say how far a design can go on this
+machine before any code is written for it.
+
+    python benchmarks/intake_floor.py [--runs 3] [--deliveries 5000] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from intake import (  # the intake benchmark's client and servers
+    PATH,
+    PAYLOAD,
+    SECRET,
+    Server,
+    cpu_seconds,
+    make_load,
+    private_key_pem,
+    server_env,
+    throughput,
+)
+
+THIS_FILE = Path(__file__).resolve()
+STAGES = ("verify", "parse", "parse + append", "parse + store")
+PRODUCT = "bot serve"
+
+
+def serve_stage(stage: str, port: int, workdir: Path) -> None:
+    """One stage's server: the steps named by `stage`, then 202."""
+    sys.path.insert(0, str(THIS_FILE.parent.parent))
+    from aiohttp import web
+    from gidgethub import ValidationFailure
+    from gidgethub.sansio import validate_event
+
+    from bot.intake.json_body import BodyRefused, parse_webhook_body
+    from bot.storage.base import NewDelivery
+    from bot.storage.sqlite import SqliteStorage
+
+    storage = SqliteStorage(str(workdir / "floor.sqlite3"))
+    journal = os.open(workdir / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+
+    async def webhook(request: web.Request) -> web.Response:
+        body = await request.read()
+        try:
+            validate_event(
+                body, signature=request.headers.get("X-Hub-Signature-256", ""), secret=SECRET
+            )
+        except ValidationFailure:
+            return web.Response(status=401)
+        if stage == "verify":
+            return web.json_response({"ok": True}, status=202)
+        try:
+            payload = parse_webhook_body(body)
+        except BodyRefused:
+            return web.Response(status=400)
+        if stage == "parse + append":
+            os.write(journal, body)
+        elif stage == "parse + store":
+            await storage.record_delivery(
+                NewDelivery(
+                    delivery_id=request.headers["X-GitHub-Delivery"],
+                    event=request.headers["X-GitHub-Event"],
+                    action=payload.get("action"),
+                    installation_id=(payload.get("installation") or {}).get("id"),
+                    repository=(payload.get("repository") or {}).get("full_name"),
+                    body=body,
+                    received_at=datetime.now(UTC),
+                    done=True,
+                )
+            )
+        return web.json_response({"ok": True}, status=202)
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def open_store(app: web.Application) -> None:
+        await storage.open()
+
+    async def close_store(app: web.Application) -> None:
+        await storage.close()
+
+    logging.basicConfig(level=logging.WARNING)
+    app = web.Application(client_max_size=25 * 1024 * 1024 + 1)
+    app.router.add_post(PATH, webhook)
+    app.router.add_get("/healthz", healthz)
+    if stage == "parse + store":
+        app.on_startup.append(open_store)
+        app.on_cleanup.append(close_store)
+    web.run_app(app, host="127.0.0.1", port=port, print=None)
+
+
+@dataclass
+class Burst:
+    rate: float  # deliveries acknowledged per second
+    cpu: float  # the server's CPU seconds per delivery
+
+
+async def burst(server: Server, body: bytes, deliveries: int, concurrency: int) -> Burst:
+    assert server.process is not None
+    load = make_load(server.port, body, deliveries, 0)
+    await throughput(server.port, load.warm_up, concurrency)
+    cpu_before = cpu_seconds(server.process.pid)
+    rate = await throughput(server.port, load.burst, concurrency)
+    return Burst(rate, (cpu_seconds(server.process.pid) - cpu_before) / deliveries)
+
+
+async def one_run(args: argparse.Namespace, body: bytes, key: str) -> dict[str, Burst]:
+    figures: dict[str, Burst] = {}
+    for name in (*STAGES, PRODUCT):
+        # One server at a time, each on files of its own, so none takes CPU from another.
+        with tempfile.TemporaryDirectory() as workdir:
+            env = server_env(f"sqlite:///{workdir}/bench.sqlite3", key)
+            if name == PRODUCT:
+                argv = [sys.executable, "-m", "bot", "serve"]
+            else:
+                argv = [sys.executable, str(THIS_FILE), "--stage-server", name, "{port}", workdir]
+            async with Server(name, argv, env, Path(workdir)) as server:
+                figures[name] = await burst(server, body, args.deliveries, args.concurrency)
+    return figures
+
+
+def report(args: argparse.Namespace, body: bytes, runs: list[dict[str, Burst]]) -> None:
+    print(
+        f"payload: {len(body):,} bytes; {args.deliveries} deliveries a burst over"
+        f" {args.concurrency} connections; medians of {len(runs)} runs"
+    )
+    for name in (*STAGES, PRODUCT):
+        ratios = [run[name].rate / run["verify"].rate for run in runs]
+        rate = statistics.median(run[name].rate for run in runs)
+        cpu = statistics.median(run[name].cpu for run in runs)
+        print(
+            f"  {name:16} {rate:7,.0f} deliveries/s  CPU {cpu * 1e6:4.0f} us/delivery"
+            f"  ratio to verify {statistics.median(ratios):.2f}x"
+            f" (runs: {', '.join(f'{r:.2f}' for r in ratios)})"
+        )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--deliveries", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    body = PAYLOAD.read_bytes()
+    key = private_key_pem()
+    started = time.perf_counter()
+    runs = [await one_run(args, body, key) for _ in range(args.runs)]
+    report(args, body, runs)
+    print(f"  ({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--stage-server":
+        serve_stage(sys.argv[2], int(sys.argv[3]), Path(sys.argv[4]))
+    else:
+        asyncio.run(main())
