@@ -82,8 +82,9 @@ def reviews_to_dismiss(
     reviews: Iterable[tuple[int, str]], submitted_by_app: Iterable[int], newest: int
 ) -> list[int]:
     """Ids of the App's own earlier reviews GitHub can still dismiss, from the pull
-    request's (id, state) reviews."""
-    ours = set(submitted_by_app) - {newest}
+    request's (id, state) reviews. Earlier is a smaller id (GitHub numbers reviews in the
+    order they are submitted): two verdicts submitted at once must not dismiss each other."""
+    ours = {rid for rid in submitted_by_app if rid < newest}
     return [rid for rid, state in reviews if rid in ours and state in DISMISSABLE_STATES]
 
 

@@ -33,11 +33,15 @@ from bot.reviews.decision import (
     review_event,
     reviews_to_dismiss,
 )
+from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
 SUBMITTED = "review-submitted"
 REVIEW_IDS = "review-ids"
+# Far more than a pull request's verdicts that can still be dismissed: dismissing one
+# leaves it out of the next list GitHub gives (`reviews_to_dismiss` reads its state).
+KEPT_REVIEW_IDS = 50
 
 
 async def submit_review(
@@ -74,17 +78,32 @@ async def submit_review(
             return False
         await context.storage.kv_delete(SUBMITTED, key)
         raise
-    ids_key = f"{target.repository.lower()}#{target.pull_number}"
-    earlier = await context.storage.kv_get(REVIEW_IDS, ids_key) or {}
-    ours = [int(rid) for rid in earlier.get("ids", [])]
     newest = int(answer["id"])
-    await context.storage.kv_put(REVIEW_IDS, ids_key, {"ids": [*ours, newest][-50:]})
+    ours = await remember_review(
+        context.storage, f"{target.repository.lower()}#{target.pull_number}", newest
+    )
     if replaces_earlier(event) and ours:
         calls = _PullReviews(client, owner, name, target.pull_number)
         await _dismiss_earlier(
             context, calls, ours, newest, dismissal_message(verdict, target.head_sha)
         )
     return True
+
+
+async def remember_review(storage: Storage, pull: str, newest: int) -> list[int]:
+    """Records `newest` as the App's review on `pull`; returns every other one recorded.
+
+    One key per review: two verdicts submitted at once (two workers, or two replicas)
+    each add their own, where rewriting one list kept only the last writer's, and the
+    review it dropped was never dismissed. Lists written that way are still read."""
+    await storage.kv_put(REVIEW_IDS, f"{pull}/{newest:020d}", {"id": newest})
+    rows = await storage.kv_list(REVIEW_IDS, f"{pull}/")
+    # Zero-padded keys list oldest first; the oldest beyond the kept number are let go.
+    for key, _ in rows[:-KEPT_REVIEW_IDS]:
+        await storage.kv_delete(REVIEW_IDS, key)
+    legacy = await storage.kv_get(REVIEW_IDS, pull) or {}
+    ids = {int(value["id"]) for _, value in rows} | {int(rid) for rid in legacy.get("ids", [])}
+    return sorted(ids - {newest})
 
 
 class _PullReviews:

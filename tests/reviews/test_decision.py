@@ -92,6 +92,9 @@ def test_only_a_verdict_replaces_the_earlier_review(event: Any, replaces: bool) 
         ([(5, "APPROVED"), (6, "CHANGES_REQUESTED"), (9, "APPROVED")], [6], 9, [6]),
         # An id stored but no longer listed (deleted pending review) is skipped.
         ([(9, "APPROVED")], [3], 9, []),
+        # Submitted at once: the later review (the larger id) stands, whichever call asks.
+        ([(9, "APPROVED"), (10, "CHANGES_REQUESTED")], [9, 10], 9, []),
+        ([(9, "APPROVED"), (10, "CHANGES_REQUESTED")], [9, 10], 10, [9]),
     ],
 )
 def test_reviews_to_dismiss(
