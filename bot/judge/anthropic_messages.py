@@ -75,6 +75,7 @@ class AnthropicMessagesProvider(HTTPProvider):
             headers=headers,
             body=body,
             time_limit=time_limit,
+            max_tokens=max_tokens,
         )
         self._raise_for_status(response, model)
         payload = self._json(response, model)

@@ -25,7 +25,10 @@ Failures are the HTTP providers' (bot/judge/provider_http.py), so the engine fai
 the same way: the time limit kills the CLI's whole process group -> ProviderTimeout; a
 missing or unrunnable command -> ProviderTransportError; output that is not the CLI's
 envelope -> MalformedResponse; an envelope without text -> EmptyAnswer; a CLI that says it
-failed (or exits non-zero without an envelope) -> ProviderCommandError.
+failed (or exits non-zero without an envelope) -> ProviderCommandError. Either stream
+printing more than an HTTP answer may take (`answer_limit` in provider_http.py) kills the
+group as the time limit does -> MalformedResponse; opencode is held to it too, though it
+takes its token limit from its own catalogue.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from bot.judge.provider_http import (
     ProviderCommandError,
     ProviderTimeout,
     ProviderTransportError,
+    answer_limit,
     completion_of,
     with_instructions,
 )
@@ -58,6 +62,7 @@ CLI_PROVIDERS: dict[str, str] = {CLAUDE_CLI: "claude", OPENCODE_CLI: "opencode"}
 """Each CLI provider's name and the command it runs unless configured otherwise."""
 
 _DETAIL_LIMIT = 300
+_READ_SIZE = 64 * 1024
 # Every tool denied, in both spellings opencode has accepted (`tools` before 1.1.1,
 # `permission` since); `opencode run` also rejects any permission it would ask for.
 _OPENCODE_LOCKDOWN = json.dumps(
@@ -205,10 +210,12 @@ def read_claude_output(stdout: str, *, model: str) -> CLIAnswer:
 def _events(stdout: str) -> list[dict[str, Any]]:
     events = []
     for line in stdout.splitlines():
+        if not line.lstrip().startswith("{"):
+            continue  # a stray log line between events: not an object, so not decoded
         try:
             event = json.loads(line)
         except (ValueError, RecursionError):
-            continue  # a stray log line between events
+            continue  # a log line that only starts like an object
         if isinstance(event, dict) and isinstance(event.get("type"), str):
             events.append(event)
     return events
@@ -271,11 +278,58 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(data)
+        await process.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the CLI exited or closed stdin without reading it all; its output decides
+    finally:
+        process.stdin.close()
+
+
+async def _drain(
+    process: asyncio.subprocess.Process, stream: asyncio.StreamReader, limit: int
+) -> bytes | None:
+    """What the CLI printed on `stream`; None once that passed `limit` bytes, when its
+    group is killed at once (which also ends the other stream)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await stream.read(_READ_SIZE):
+        size += len(chunk)
+        if size > limit:
+            _kill_group(process)
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _exchange(
+    process: asyncio.subprocess.Process, stdin: bytes, limit: int
+) -> tuple[bytes | None, bytes | None]:
+    """Stdout and stderr (each None if it passed `limit` bytes), once the CLI has exited."""
+    assert process.stdout is not None and process.stderr is not None
+    _, stdout, stderr = await asyncio.gather(
+        _feed(process, stdin),
+        _drain(process, process.stdout, limit),
+        _drain(process, process.stderr, limit),
+    )
+    await process.wait()
+    return stdout, stderr
+
+
 async def run_cli(
-    invocation: Invocation, *, time_limit: float, provider: str, model: str
+    invocation: Invocation,
+    *,
+    time_limit: float,
+    provider: str,
+    model: str,
+    output_limit: int,
 ) -> Finished:
     """Run the CLI in an empty temporary directory; kill it (and its children) when it
-    outlives `time_limit` or the caller is cancelled."""
+    outlives `time_limit`, prints more than `output_limit` bytes on stdout or on stderr,
+    or the caller is cancelled."""
     name = os.path.basename(invocation.argv[0]) or invocation.argv[0]
     with tempfile.TemporaryDirectory(prefix="judge-cli-") as workdir:
         try:
@@ -297,7 +351,8 @@ async def run_cli(
             ) from None
         try:
             stdout, stderr = await asyncio.wait_for(
-                process.communicate(invocation.stdin.encode("utf-8")), timeout=time_limit
+                _exchange(process, invocation.stdin.encode("utf-8"), output_limit),
+                timeout=time_limit,
             )
         except TimeoutError:
             raise ProviderTimeout(
@@ -308,6 +363,13 @@ async def run_cli(
         finally:
             _kill_group(process)
             await process.wait()
+    if stdout is None or stderr is None:
+        raise MalformedResponse(
+            f"{provider} printed more than {output_limit} bytes on "
+            f"{'stdout' if stdout is None else 'stderr'} for model {model}",
+            provider=provider,
+            model=model,
+        )
     return Finished(
         process.returncode if process.returncode is not None else -1,
         stdout.decode("utf-8", errors="replace"),
@@ -348,10 +410,18 @@ class CLIProvider:
         build, read = _FORMATS[self.kind]
         invocation = build(self.base_url, model, messages, response_schema, max_tokens)
         started = time.perf_counter()
-        finished = await run_cli(invocation, time_limit=time_limit, provider=self.kind, model=model)
+        finished = await run_cli(
+            invocation,
+            time_limit=time_limit,
+            provider=self.kind,
+            model=model,
+            output_limit=answer_limit(max_tokens),
+        )
         latency_ms = (time.perf_counter() - started) * 1000.0
         try:
-            answer = read(finished.stdout, model=model)
+            # In a thread: opencode's events are decoded a line at a time, in Python, and
+            # a stream of tiny lines up to the output limit takes a few hundred ms.
+            answer = await asyncio.to_thread(read, finished.stdout, model=model)
         except MalformedResponse:
             if finished.exit_code == 0:
                 raise

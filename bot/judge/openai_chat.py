@@ -210,7 +210,12 @@ class OpenAIChatProvider(HTTPProvider):
         while True:
             body = self._body(model, messages, response_schema, schema_name, mode, max_tokens)
             response = await self._post(
-                url, model=model, headers=headers, body=body, time_limit=time_limit
+                url,
+                model=model,
+                headers=headers,
+                body=body,
+                time_limit=time_limit,
+                max_tokens=max_tokens,
             )
             if response.status_code != 400:
                 break

@@ -4,18 +4,47 @@ Every way a call can go wrong becomes one `ProviderError` subclass here, so the 
 can decide what to do from the type alone (bot/judge/rounds.py) without knowing which
 protocol or which httpx error was behind it. Error texts carry the provider and model
 but never the API key: a key must not reach a record or a log line through a message.
+
+What a provider sends back is read up to `answer_limit(max_tokens)` bytes and no further:
+a longer answer is refused as a `MalformedResponse`, a longer error body is kept as its
+start and raised with its status. A compressed body counts at its inflated size and is
+inflated here, never much past the limit (httpx would inflate each 64 KiB read whole:
+up to 64 MiB and a fifth of a second from one read of a gzip bomb). A misbehaving
+endpoint, or a model talked into endless output by a server that ignores `max_tokens`,
+can then cost neither memory nor event-loop time past that bound.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 _DETAIL_LIMIT = 300
+# English takes about 4 bytes a token; 32 leaves room for JSON escapes (\uXXXX is 6 bytes
+# a character), runs of whitespace and an answer a CLI prints twice (claude's `result`
+# beside `structured_output`). The allowance covers the envelope around the text (ids,
+# usage, a CLI's event lines), which real servers keep under a few KiB. At the default
+# 1024 tokens the limit is 96 KiB, about 20 times a full real answer. The ceiling holds
+# for any token limit: json.loads runs on the event loop without letting go (it is C),
+# and its slowest shape (`[[],[],...]`) takes ~90 ms a MiB; 512 KiB is still 130,000
+# tokens of English, more than a tier's timeout lets any model write.
+_BYTES_PER_TOKEN = 32
+_ENVELOPE_ALLOWANCE = 64 * 1024
+_ANSWER_CEILING = 512 * 1024
+# Headers that describe the body as it came over the wire, not the decoded bytes kept.
+_WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+# The encodings asked for, each inflated here (gzip, or deflate with a zlib header).
+_ACCEPT_ENCODING = "gzip, deflate"
+_ZLIB_WINDOWS = {
+    "gzip": zlib.MAX_WBITS | 16,
+    "x-gzip": zlib.MAX_WBITS | 16,
+    "deflate": zlib.MAX_WBITS | 32,
+}
 
 
 class ProviderError(Exception):
@@ -90,6 +119,55 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
+
+
+def answer_limit(max_tokens: int) -> int:
+    """The most bytes a provider may send back for an answer of `max_tokens` tokens."""
+    return min(_ANSWER_CEILING, _ENVELOPE_ALLOWANCE + max(0, max_tokens) * _BYTES_PER_TOKEN)
+
+
+def _inflater(response: httpx.Response) -> Callable[[bytes, int], bytes] | None:
+    """What inflates the body at most so many bytes at a time; None: it is not compressed."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding not in _ZLIB_WINDOWS:
+        raise httpx.DecodingError(f"unsupported encoding {encoding!r}", request=response.request)
+    return zlib.decompressobj(_ZLIB_WINDOWS[encoding]).decompress
+
+
+async def _read_up_to(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most `limit` bytes of the inflated body, and whether they are all of it."""
+    if response.is_stream_consumed:
+        # Made in memory (a mock transport): already whole and inflated.
+        return response.content[:limit], len(response.content) <= limit
+    inflate = _inflater(response)
+    chunks: list[bytes] = []
+    size = 0
+    async for raw in response.aiter_raw():
+        try:
+            # Past the limit by one byte at most: enough to know it was passed.
+            chunk = raw if inflate is None else inflate(raw, limit - size + 1)
+        except zlib.error as exc:
+            raise httpx.DecodingError(str(exc), request=response.request) from exc
+        if size + len(chunk) > limit:
+            chunks.append(chunk[: limit - size])
+            return b"".join(chunks), False
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks), True
+
+
+def _as_read(response: httpx.Response, content: bytes) -> httpx.Response:
+    """The response with `content` as its body, already decoded."""
+    headers = [
+        (name, value)
+        for name, value in response.headers.multi_items()
+        if name.lower() not in _WIRE_HEADERS
+    ]
+    return httpx.Response(
+        response.status_code, headers=headers, content=content, request=response.request
+    )
 
 
 def _scrub(text: str, secret: str) -> str:
@@ -181,9 +259,26 @@ class HTTPProvider:
         headers: dict[str, str],
         body: dict[str, Any],
         time_limit: float,
+        max_tokens: int,
     ) -> httpx.Response:
+        """The answer, read whole if it fits `answer_limit(max_tokens)` bytes."""
         try:
-            return await self._client.post(url, headers=headers, json=body, timeout=time_limit)
+            request = self._client.build_request(
+                "POST",
+                url,
+                headers={**headers, "Accept-Encoding": _ACCEPT_ENCODING},
+                json=body,
+                timeout=time_limit,
+            )
+            response = await self._client.send(request, stream=True)
+            try:
+                limit = answer_limit(max_tokens)
+                if response.status_code >= 400:
+                    # Some proxies echo the request in an error: it may be that much longer.
+                    limit += len(request.content)
+                content, whole = await _read_up_to(response, limit)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException as exc:
             raise ProviderTimeout(
                 f"{self.kind} call to model {model} timed out after {time_limit:g}s",
@@ -197,6 +292,17 @@ class HTTPProvider:
             # A header that is not ASCII: in practice the API key. The exception text
             # and its `object` hold the header value, so it is dropped, not chained.
             raise self._transport_error(model, "UnicodeEncodeError") from None
+        answer = _as_read(response, content)
+        if not whole:
+            # An error cut short is raised with its status and its start; what the rest
+            # would have said (a parameter it names) is not guessed at.
+            self._raise_for_status(answer, model)
+            raise MalformedResponse(
+                f"{self.kind} answered more than {limit} bytes for model {model}",
+                provider=self.kind,
+                model=model,
+            )
+        return answer
 
     def _transport_error(self, model: str, cause: str) -> ProviderTransportError:
         return ProviderTransportError(

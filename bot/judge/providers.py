@@ -23,8 +23,9 @@ Exceptions (every one carries `provider` and `model`, never an API key):
      │                            that cannot be encoded
      ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`)
      │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
-     ├── MalformedResponse        2xx, but not the protocol's JSON envelope (a CLI:
-     │                            output that is not its envelope)
+     ├── MalformedResponse        2xx, but not the protocol's JSON envelope, or longer
+     │                            than `answer_limit(max_tokens)` bytes (a CLI: output
+     │                            that is not its envelope, or that much on a stream)
      ├── EmptyAnswer              a valid envelope with no text in it
      └── ProviderCommandError     a CLI that said it failed or exited non-zero
                                   (`exit_code`, `detail`)

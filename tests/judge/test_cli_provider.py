@@ -23,6 +23,7 @@ from bot.judge.cli_provider import (
     read_claude_output,
     read_opencode_output,
 )
+from bot.judge.provider_http import answer_limit
 from bot.judge.providers import (
     EmptyAnswer,
     MalformedResponse,
@@ -249,6 +250,40 @@ async def test_cancellation_kills_the_cli(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await _until_gone(int((tmp_path / "pids").read_text()))
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+async def test_a_cli_printing_past_the_limit_is_killed_and_refused(
+    tmp_path: Path, stream: str
+) -> None:
+    """A CLI (and a child it started) that prints far more than any answer and keeps
+    its output open: killed at the limit, not at the time limit, and refused."""
+    limit = answer_limit(1024)
+    body = f"""
+    import subprocess
+    child = subprocess.Popen([{sys.executable!r}, "-c", "import time; time.sleep(60)"])
+    with open({str(tmp_path / "pids")!r}, "w") as f:
+        f.write(f"{{os.getpid()}} {{child.pid}}")
+    for _ in range({16 * limit // 4096}):
+        sys.{stream}.write("x" * 4096)
+    sys.{stream}.flush()
+    time.sleep(60)
+    """
+    command = standin(tmp_path, body)
+    with pytest.raises(MalformedResponse) as caught:
+        await ask(command, time_limit=15.0)
+    assert f"printed more than {limit} bytes on {stream}" in str(caught.value)
+    parent, child = (int(p) for p in (tmp_path / "pids").read_text().split())
+    assert await _until_gone(parent)
+    assert await _until_gone(child)
+
+
+async def test_the_limit_follows_the_output_token_limit(tmp_path: Path) -> None:
+    """An envelope past the default limit is read whole when the tier allows the tokens."""
+    text = "{}" + " " * (2 * answer_limit(1024))
+    command = standin(tmp_path, prints(envelope(result=text)))
+    completion = await ask(command, max_tokens=8 * 1024)
+    assert completion.text == text
 
 
 # -- opencode ------------------------------------------------------------------------

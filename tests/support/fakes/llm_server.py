@@ -15,6 +15,12 @@ Both list `models` at `GET /v1/models` in their provider's shape (OpenAI: one pa
 Anthropic: paged by `limit` and `after_id`); `models = None` answers 404, as servers
 without a model list do. A `Reply.reasoning` answer carries a reasoning model's
 `reasoning_content` beside its content (OpenAI server).
+
+A `Reply.flood_of` answer (or any reply with `flood` set, errors too) is a valid envelope
+whose text runs on in spaces to a body of the given size, as a model that will not stop
+or a hostile endpoint sends: whole with a Content-Length, or streamed in chunks without
+one. A streamed flood stops when the client hangs up, and records how much it got to send
+(`RecordedRequest.sent`, `ended`).
 """
 
 from __future__ import annotations
@@ -22,13 +28,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from aiohttp import web
 
 ReplyKind = Literal["text", "status", "unsupported"]
+
+# Where a flood's padding goes: it stands in the answer's text (or error message) while the
+# envelope is encoded, and the padding is sent in its place.
+_PADDING_MARK = "<<fake-padding>>"
+_FLOOD_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,18 @@ class Reply:
     message: str = ""
     headers: tuple[tuple[str, str], ...] = ()
     reasoning_content: str | None = None
+    param: str | None = None
+    """The parameter an error names (OpenAI server)."""
+    flood: int = 0
+    """A flood's body size in bytes (0: an ordinary answer)."""
+    chunked: bool = False
+    """Stream the flood without a Content-Length."""
+
+    @classmethod
+    def flood_of(cls, size: int, *, answer: Any, chunked: bool = False) -> Reply:
+        """A body of `size` bytes: `answer` as JSON text, then spaces in the same text.
+        `dataclasses.replace(reply, flood=size)` floods any other reply, errors too."""
+        return cls("text", body=json.dumps(answer), flood=size, chunked=chunked)
 
     @classmethod
     def reasoning(cls, thinking: str, answer: str) -> Reply:
@@ -118,6 +141,10 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    sent: int = 0
+    """Body bytes a streamed flood got to send before it ended or the client hung up."""
+    ended: bool = False
+    """Whether a streamed flood has stopped sending."""
 
     @property
     def model(self) -> str:
@@ -215,6 +242,52 @@ class _Base:
     def _routes(self, app: web.Application) -> None:
         raise AssertionError("subclass must add routes")
 
+    async def _answer(
+        self,
+        request: web.Request,
+        recorded: RecordedRequest,
+        payload: dict[str, Any],
+        *,
+        reply: Reply,
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+    ) -> web.StreamResponse:
+        """`payload` as JSON; for a flood, with the padding in place of its mark."""
+        if not reply.flood:
+            return web.json_response(payload, status=status, headers=headers)
+        head, tail = (part.encode() for part in json.dumps(payload).split(_PADDING_MARK, 1))
+        padding = max(0, reply.flood - len(head) - len(tail))
+        extra = {**(headers or {}), "Content-Type": "application/json"}
+        if not reply.chunked:
+            body = head + b" " * padding + tail
+            return web.Response(body=body, status=status, headers=extra)
+        response = web.StreamResponse(status=status, headers=extra)
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        try:
+            for part in _flood_parts(head, padding, tail):
+                await response.write(part)
+                recorded.sent += len(part)
+            await response.write_eof()
+        except ConnectionError:
+            pass  # the client hung up: what a limit on its side does
+        finally:
+            recorded.ended = True
+        return response
+
+
+def _flood_parts(head: bytes, padding: int, tail: bytes) -> Iterator[bytes]:
+    yield head
+    while padding > 0:
+        step = min(padding, _FLOOD_CHUNK)
+        yield b" " * step
+        padding -= step
+    yield tail
+
+
+def _padded(text: str, reply: Reply) -> str:
+    return text + _PADDING_MARK if reply.flood else text
+
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
@@ -247,16 +320,20 @@ class FakeOpenAIServer(_Base):
         return web.json_response({"object": "list", "data": data})
 
     @staticmethod
-    def _error(
-        status: int, message: str, *, param: str | None = None, **extra: str
-    ) -> web.Response:
+    def _error_payload(status: int, message: str, param: str | None = None) -> dict[str, Any]:
         kind = "rate_limit_error" if status == 429 else "invalid_request_error"
         if status >= 500:
             kind = "server_error"
-        payload = {"error": {"message": message, "type": kind, "param": param, "code": None}}
+        return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+
+    @classmethod
+    def _error(
+        cls, status: int, message: str, *, param: str | None = None, **extra: str
+    ) -> web.Response:
+        payload = cls._error_payload(status, message, param)
         return web.json_response(payload, status=status, headers=extra or None)
 
-    async def _chat(self, request: web.Request) -> web.Response:
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
         recorded = await self._read(request)
         if request.headers.get("Authorization") != f"Bearer {self.api_key}":
             return self._error(401, "Incorrect API key provided.")
@@ -283,17 +360,27 @@ class FakeOpenAIServer(_Base):
                 400, "response_format json_schema is not supported", param="response_format"
             )
         if reply.kind == "status":
-            return self._error(reply.status, reply.message, **dict(reply.headers))
+            payload = self._error_payload(reply.status, _padded(reply.message, reply), reply.param)
+            return await self._answer(
+                request,
+                recorded,
+                payload,
+                reply=reply,
+                status=reply.status,
+                headers=dict(reply.headers) or None,
+            )
         prompt = "".join(str(m.get("content", "")) for m in recorded.messages)
         usage = {
             "prompt_tokens": _estimate_tokens(prompt),
             "completion_tokens": _estimate_tokens(reply.body),
         }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        message = {"role": "assistant", "content": reply.body}
+        message = {"role": "assistant", "content": _padded(reply.body, reply)}
         if reply.reasoning_content is not None:
             message["reasoning_content"] = reply.reasoning_content
-        return web.json_response(
+        return await self._answer(
+            request,
+            recorded,
             {
                 "id": f"chatcmpl-{len(self.requests)}",
                 "object": "chat.completion",
@@ -306,7 +393,8 @@ class FakeOpenAIServer(_Base):
                     }
                 ],
                 "usage": usage,
-            }
+            },
+            reply=reply,
         )
 
 
@@ -347,13 +435,17 @@ class FakeAnthropicServer(_Base):
         )
 
     @staticmethod
-    def _error(status: int, message: str, **extra: str) -> web.Response:
+    def _error_payload(status: int, message: str) -> dict[str, Any]:
         kinds = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
         kind = kinds.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        payload = {"type": "error", "error": {"type": kind, "message": message}}
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    @classmethod
+    def _error(cls, status: int, message: str, **extra: str) -> web.Response:
+        payload = cls._error_payload(status, message)
         return web.json_response(payload, status=status, headers=extra or None)
 
-    async def _messages(self, request: web.Request) -> web.Response:
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
         recorded = await self._read(request)
         if request.headers.get("x-api-key") != self.api_key:
             return self._error(401, "invalid x-api-key")
@@ -368,10 +460,20 @@ class FakeAnthropicServer(_Base):
         if reply.kind == "unsupported":
             return self._error(400, "output_format is not supported")
         if reply.kind == "status":
-            return self._error(reply.status, reply.message, **dict(reply.headers))
+            return await self._answer(
+                request,
+                recorded,
+                self._error_payload(reply.status, _padded(reply.message, reply)),
+                reply=reply,
+                status=reply.status,
+                headers=dict(reply.headers) or None,
+            )
         prompt = recorded.system + "".join(str(m.get("content", "")) for m in recorded.messages)
-        content = [{"type": "text", "text": reply.body}] if reply.body else []
-        return web.json_response(
+        text = _padded(reply.body, reply)
+        content = [{"type": "text", "text": text}] if text else []
+        return await self._answer(
+            request,
+            recorded,
             {
                 "id": f"msg_{len(self.requests)}",
                 "type": "message",
@@ -383,5 +485,6 @@ class FakeAnthropicServer(_Base):
                     "input_tokens": _estimate_tokens(prompt),
                     "output_tokens": _estimate_tokens(reply.body),
                 },
-            }
+            },
+            reply=reply,
         )
