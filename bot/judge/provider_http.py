@@ -39,7 +39,7 @@ _ANSWER_CEILING = 512 * 1024
 # Headers that describe the body as it came over the wire, not the decoded bytes kept.
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 # The encodings asked for, each inflated here (gzip, or deflate with a zlib header).
-_ACCEPT_ENCODING = "gzip, deflate"
+ACCEPT_ENCODING = "gzip, deflate"
 _ZLIB_WINDOWS = {
     "gzip": zlib.MAX_WBITS | 16,
     "x-gzip": zlib.MAX_WBITS | 16,
@@ -136,7 +136,7 @@ def _inflater(response: httpx.Response) -> Callable[[bytes, int], bytes] | None:
     return zlib.decompressobj(_ZLIB_WINDOWS[encoding]).decompress
 
 
-async def _read_up_to(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+async def read_up_to(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
     """At most `limit` bytes of the inflated body, and whether they are all of it."""
     if response.is_stream_consumed:
         # Made in memory (a mock transport): already whole and inflated.
@@ -266,7 +266,7 @@ class HTTPProvider:
             request = self._client.build_request(
                 "POST",
                 url,
-                headers={**headers, "Accept-Encoding": _ACCEPT_ENCODING},
+                headers={**headers, "Accept-Encoding": ACCEPT_ENCODING},
                 json=body,
                 timeout=time_limit,
             )
@@ -276,7 +276,7 @@ class HTTPProvider:
                 if response.status_code >= 400:
                     # Some proxies echo the request in an error: it may be that much longer.
                     limit += len(request.content)
-                content, whole = await _read_up_to(response, limit)
+                content, whole = await read_up_to(response, limit)
             finally:
                 await response.aclose()
         except httpx.TimeoutException as exc:

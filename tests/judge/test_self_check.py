@@ -229,6 +229,20 @@ async def test_odd_answers_leave_the_model_unchecked(
         assert problem in (listing.problem or "")
 
 
+async def test_a_list_past_the_limit_is_not_read(
+    fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_llm.models = [f"model-{n}" for n in range(2000)]
+    monkeypatch.setattr(self_check, "MODEL_LIST_LIMIT", 16 * 1024)
+    listing = await list_models(http, _openai(fake_llm.base_url).tiers()[Tier.QUICK])
+    assert listing.models is None and listing.available is None
+    assert "sent a model list over" in (listing.problem or "")
+    fake_llm.models = ["m"]
+    assert await list_models(http, _openai(fake_llm.base_url).tiers()[Tier.QUICK]) == (
+        ModelListing(("m",))
+    )
+
+
 async def test_unreachable_and_slow_hosts_count_as_missing(
     raw_server: Callable[[Handler], Awaitable[str]],
     http: httpx.AsyncClient,
