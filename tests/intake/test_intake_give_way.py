@@ -115,3 +115,13 @@ async def test_stopping_the_pool_ends_the_wait_at_once(storage: Storage) -> None
         async with asyncio.timeout(10):
             await pool.close(grace_seconds=3600)
         assert load.answering == 1
+
+
+async def test_wake_ups_are_bounded_by_the_workers(storage: Storage) -> None:
+    """One token per worker at most: during a burst every stored delivery notifies, and the
+    wake-ups beyond one per worker add nothing."""
+    workers = [make_worker(storage, recording_router([]), ManualClock()) for _ in range(3)]
+    pool = WorkerPool(workers)
+    for _ in range(10):
+        pool.notify()
+    assert pool.wake.qsize() == 3
