@@ -1,7 +1,8 @@
 """The SQLite webhook delivery queue: recording, leasing, finishing and pruning.
 
-Recording is group-committed, because it sits on the webhook acknowledgement path
-and one commit per delivery would cap how many webhooks a second are accepted.
+Recording is group-committed (`group_commit`), because it sits on the webhook
+acknowledgement path and one commit per delivery would cap how many webhooks a second
+are accepted.
 A shared commit must never fail because of someone else's row: values the table
 cannot hold are refused before a row joins a batch, and if a batch fails anyway its
 rows are committed one by one, so only the row at fault fails.
@@ -9,7 +10,6 @@ rows are committed one by one, so only the row at fault fails.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -23,6 +23,7 @@ from bot.storage._codec import (
     to_micros,
 )
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
+from bot.storage.group_commit import GroupCommit
 from bot.storage.sqlite_connection import SqliteConnectionBase
 
 # The body lives in delivery_bodies (schema migration 6), so that a status change rewrites
@@ -88,57 +89,23 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
     )
 
 
-def _settle(waiter: asyncio.Future[bool], outcome: bool | Exception) -> None:
-    if waiter.done():  # the caller gave up (cancelled request)
-        return
-    if isinstance(outcome, Exception):
-        waiter.set_exception(outcome)
-    else:
-        waiter.set_result(outcome)
-
-
 class SqliteDeliveryQueue(SqliteConnectionBase):
     """The `Storage` delivery methods on the `deliveries` table."""
 
     def __init__(self, path: str) -> None:
         super().__init__(path)
-        self._arrivals: list[tuple[NewDelivery, asyncio.Future[bool]]] = []
-        self._flush: asyncio.Task[None] | None = None
+        # No limit on commits in flight: the write lock already queues them, and each
+        # loop turn's arrivals wait for it together.
+        self._intake: GroupCommit[NewDelivery, bool] = GroupCommit(self._insert_deliveries)
 
     async def record_delivery(self, delivery: NewDelivery) -> bool:
-        """Group commit: deliveries that arrive in the same turn of the event loop are
-        inserted in one transaction. Each caller still returns only after the commit that
-        holds its row, so the acknowledgement stays durable; the commit is shared."""
+        """Group commit (see `group_commit`): deliveries that arrive in the same turn of the
+        event loop are inserted in one transaction. Each caller still returns only after the
+        commit that holds its row, so the acknowledgement stays durable; the commit is shared."""
         # Refused here, before joining: the row never reaches anyone else's batch.
         require_int64(delivery.installation_id, "installation_id")
         require_utc(delivery.received_at)
-        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._arrivals.append((delivery, waiter))
-        if self._flush is None:
-            # Runs on the next loop turn, after every request of this turn has joined.
-            self._flush = asyncio.create_task(self._flush_arrivals())
-        return await waiter
-
-    async def _flush_arrivals(self) -> None:
-        batch, self._arrivals, self._flush = self._arrivals, [], None
-        try:
-            inserted = await self._insert_deliveries([delivery for delivery, _ in batch])
-        except Exception as exc:  # noqa: BLE001 - handed to the callers, see below
-            if len(batch) == 1:
-                _settle(batch[0][1], exc)
-                return
-            # The batch was rolled back whole. Whatever the cause (one bad row, or a store
-            # that is down for everyone), a commit per row gives each caller its own answer.
-            for delivery, waiter in batch:
-                try:
-                    [new] = await self._insert_deliveries([delivery])
-                except Exception as row_exc:  # noqa: BLE001 - this caller's own failure
-                    _settle(waiter, row_exc)
-                else:
-                    _settle(waiter, new)
-            return
-        for (_, waiter), new in zip(batch, inserted, strict=True):
-            _settle(waiter, new)
+        return await self._intake.submit(delivery)
 
     async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
         """Each new row and its body, in one transaction; a duplicate adds neither."""
