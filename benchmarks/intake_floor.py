@@ -12,8 +12,8 @@ connections). Every stage verifies the signature first:
 * parse: the product's body decoding (`json_body.parse_webhook_body`: orjson, depth check);
 * parse + append: both: the least a server that answers 400 to a bad body can cost with
   any durable write (a WAL commit at synchronous=NORMAL does not sync either);
-* parse + store: decoding, then the product's own store (`SqliteStorage.record_delivery`: group commit of
-  the delivery row and its body), awaited before the 202 as intake does;
+* parse + store: decoding, then the product's own store (`SqliteStorage.record_delivery`:
+  group commit of the delivery row and its body), awaited before the 202 as intake does;
 * bot serve: the product itself, on SQLite (headers, routing, metrics, the workers).
 
 It prints, for each, the median rate, the server's CPU per delivery, and the rate as a ratio
