@@ -146,7 +146,8 @@ def create_app(
     else:
         app.router.add_post(settings.webhook_path, _not_configured)
     add_dashboard(app, settings, store, tiers=board.current, thresholds=thresholds, clock=clock)
-    # Last: its startup runs after the other contexts', so what they built is frozen too.
+    # The last cleanup context: its startup runs after the others', so what they built is
+    # frozen too (what on_startup callbacks build after it is not, and need not be).
     app.cleanup_ctx.append(_collector_ctx)
     return app
 

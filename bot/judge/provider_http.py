@@ -38,13 +38,15 @@ _ENVELOPE_ALLOWANCE = 64 * 1024
 _ANSWER_CEILING = 512 * 1024
 # Headers that describe the body as it came over the wire, not the decoded bytes kept.
 _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
-# The encodings asked for, each inflated here (gzip, or deflate with a zlib header).
+# The encodings asked for, each inflated here: gzip, and deflate with a zlib header or,
+# as some servers send it, without one (raw).
 ACCEPT_ENCODING = "gzip, deflate"
 _ZLIB_WINDOWS = {
     "gzip": zlib.MAX_WBITS | 16,
     "x-gzip": zlib.MAX_WBITS | 16,
     "deflate": zlib.MAX_WBITS | 32,
 }
+_RAW_DEFLATE = -zlib.MAX_WBITS
 
 
 class ProviderError(Exception):
@@ -133,7 +135,32 @@ def _inflater(response: httpx.Response) -> Callable[[bytes, int], bytes] | None:
         return None
     if encoding not in _ZLIB_WINDOWS:
         raise httpx.DecodingError(f"unsupported encoding {encoding!r}", request=response.request)
+    if encoding == "deflate":
+        return _DeflateInflater().inflate
     return zlib.decompressobj(_ZLIB_WINDOWS[encoding]).decompress
+
+
+class _DeflateInflater:
+    """Deflate with a zlib header, or raw deflate if the first two bytes are no such header
+    (zlib tells from those two; they are held back until both have arrived)."""
+
+    def __init__(self) -> None:
+        self._inflater = zlib.decompressobj(_ZLIB_WINDOWS["deflate"])
+        self._head: bytes | None = b""
+
+    def inflate(self, data: bytes, max_length: int) -> bytes:
+        if self._head is None:
+            return self._inflater.decompress(data, max_length)
+        data = self._head + data
+        if len(data) < 2:
+            self._head = data
+            return b""
+        self._head = None
+        try:
+            return self._inflater.decompress(data, max_length)
+        except zlib.error:
+            self._inflater = zlib.decompressobj(_RAW_DEFLATE)
+            return self._inflater.decompress(data, max_length)
 
 
 async def read_up_to(response: httpx.Response, limit: int) -> tuple[bytes, bool]:

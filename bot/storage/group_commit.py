@@ -8,9 +8,12 @@ item, with its own result.
 
 A shared commit must never fail because of someone else's item: the backends refuse
 what their tables cannot hold before submitting, and if a batch fails anyway its items
-are committed one by one, so only the item at fault fails its caller. A caller that is
-cancelled only stops waiting: its item is still committed, and the others' answers are
-unaffected.
+are committed one by one, so only the item at fault fails its caller. Except for an
+error the backend names as the store's own (`outage`: unreachable, locked, full): that is
+no item's fault, and retrying each item in turn would keep the last caller of a batch
+waiting for as many failures as there are items, so every caller gets it at once. A
+caller that is cancelled only stops waiting: its item is still committed, and the
+others' answers are unaffected.
 
 With `max_in_flight`, at most that many commits run at once; items arriving meanwhile
 wait together for the next free slot, so under load the batches grow instead of the
@@ -44,11 +47,16 @@ class GroupCommit(Generic[Item, Result]):
     """Batches `submit` calls into calls of `commit`, one transaction per call."""
 
     def __init__(
-        self, commit: CommitBatch[Item, Result], *, max_in_flight: int | None = None
+        self,
+        commit: CommitBatch[Item, Result],
+        *,
+        max_in_flight: int | None = None,
+        outage: tuple[type[Exception], ...] = (),
     ) -> None:
         if max_in_flight is not None and max_in_flight < 1:
             raise ValueError(f"max_in_flight must be at least 1, got {max_in_flight}")
         self._commit = commit
+        self._outage = outage
         self._slots = None if max_in_flight is None else asyncio.Semaphore(max_in_flight)
         self._arrivals: list[tuple[Item, asyncio.Future[Result]]] = []
         self._flush_pending = False
@@ -69,16 +77,17 @@ class GroupCommit(Generic[Item, Result]):
         return await waiter
 
     async def _flush(self) -> None:
-        batch: list[tuple[Item, asyncio.Future[Result]]] = []
+        batch: list[tuple[Item, asyncio.Future[Result]]] | None = None
         try:
             async with self._slots if self._slots is not None else contextlib.nullcontext():
                 # Taken once a slot is free: whoever arrived while waiting joins this batch.
                 batch, self._arrivals, self._flush_pending = self._arrivals, [], False
                 await self._commit_batch(batch)
         except BaseException:
-            # Cancelled (the loop is shutting down): nobody is left to answer these callers,
-            # including those still waiting for a slot, whose batch is this flush's to take.
-            if self._flush_pending:
+            # Cancelled (the loop is shutting down): nobody is left to answer these callers.
+            # Not yet holding a batch, this flush was the one pending: the arrivals waiting
+            # for it are its own. Holding one, the arrivals are a later flush's to take.
+            if batch is None:
                 batch, self._arrivals, self._flush_pending = self._arrivals, [], False
             for _, waiter in batch:
                 waiter.cancel()
@@ -88,16 +97,23 @@ class GroupCommit(Generic[Item, Result]):
         try:
             results = await self._commit([item for item, _ in batch])
         except Exception as exc:  # noqa: BLE001 - handed to the callers, see below
-            if len(batch) == 1:
-                _settle(batch[0][1], exc)
+            if len(batch) == 1 or isinstance(exc, self._outage):
+                for _, waiter in batch:
+                    _settle(waiter, exc)
                 return
-            # The batch was rolled back whole. Whatever the cause (one bad item, or a store
-            # that is down for everyone), a commit per item gives each caller its own answer.
+            # The batch was rolled back whole, and not for an outage: a commit per item finds
+            # the item at fault and gives each caller its own answer.
+            outage: Exception | None = None
             for item, waiter in batch:
+                if outage is not None:
+                    _settle(waiter, outage)
+                    continue
                 try:
                     [result] = await self._commit([item])
                 except Exception as item_exc:  # noqa: BLE001 - this caller's own failure
                     _settle(waiter, item_exc)
+                    if isinstance(item_exc, self._outage):
+                        outage = item_exc  # the store failed meanwhile: the rest fail with it
                 else:
                     _settle(waiter, result)
             return

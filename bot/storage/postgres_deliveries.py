@@ -46,6 +46,16 @@ INSERT_SQL: Final = (
 # free slot together, so under load batches grow rather than transactions multiply, and the
 # pool keeps connections for the workers.
 INTAKE_COMMITS_IN_FLIGHT: Final = 2
+# Failures of the server or the way to it, never of a row: a batch failing with one fails
+# all its deliveries at once (each retried alone would wait out its own connect timeout).
+# (Not asyncpg.InterfaceError: its DataError is the driver refusing one row's value.)
+OUTAGE: Final = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InsufficientResourcesError,
+    asyncpg.OperatorInterventionError,
+)
 
 # One status at a time, each walked in claim order on deliveries_claim and stopped at the
 # limit: with one OR, the planner walks received_at past every finished delivery. Up to
@@ -110,7 +120,9 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
     def _intake(self) -> GroupCommit[NewDelivery, bool]:
         # Made on first use: PostgresConnectionBase owns __init__, and the table mixins add
         # no constructor arguments of their own.
-        return GroupCommit(self._insert_deliveries, max_in_flight=INTAKE_COMMITS_IN_FLIGHT)
+        return GroupCommit(
+            self._insert_deliveries, max_in_flight=INTAKE_COMMITS_IN_FLIGHT, outage=OUTAGE
+        )
 
     async def record_delivery(self, delivery: NewDelivery) -> bool:
         """Group commit (see `group_commit`): deliveries that arrive together are inserted

@@ -96,7 +96,11 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         super().__init__(path)
         # No limit on commits in flight: the write lock already queues them, and each
         # loop turn's arrivals wait for it together.
-        self._intake: GroupCommit[NewDelivery, bool] = GroupCommit(self._insert_deliveries)
+        # OperationalError: locked past the busy timeout, disk full, I/O error; a row's own
+        # fault is an IntegrityError, a DataError or a driver error.
+        self._intake: GroupCommit[NewDelivery, bool] = GroupCommit(
+            self._insert_deliveries, outage=(sqlite3.OperationalError,)
+        )
 
     async def record_delivery(self, delivery: NewDelivery) -> bool:
         """Group commit (see `group_commit`): deliveries that arrive in the same turn of the

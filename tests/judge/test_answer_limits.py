@@ -24,7 +24,7 @@ from aiohttp import web
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
-from bot.judge.provider_http import answer_limit
+from bot.judge.provider_http import _DeflateInflater, answer_limit
 from bot.judge.providers import (
     MalformedResponse,
     ProviderHTTPError,
@@ -198,7 +198,12 @@ async def test_an_error_echoing_a_long_request_is_still_read(
 
 @pytest.mark.parametrize(
     ("encoding", "pack"),
-    [("gzip", gzip.compress), ("deflate", zlib.compress), ("identity", bytes)],
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data, wbits=-zlib.MAX_WBITS)),  # raw
+        ("identity", bytes),
+    ],
 )
 async def test_a_compressed_answer_is_read(
     raw_server: Callable[[Handler], Awaitable[str]],
@@ -333,3 +338,13 @@ async def test_a_flooding_cli_leaves_the_judgment_undetermined(
     assert record.final_decision is Verdict.UNDETERMINED
     (call,) = record.calls
     assert call.attempts == 2 and call.error == "malformed response envelope"
+
+
+@pytest.mark.parametrize("wbits", [zlib.MAX_WBITS, -zlib.MAX_WBITS], ids=["zlib", "raw"])
+@pytest.mark.parametrize("piece", [1, 2, 3, 100])
+def test_deflate_is_read_with_or_without_its_header_in_any_pieces(wbits: int, piece: int) -> None:
+    data = b'{"a": "' + b"x" * 5000 + b'"}'
+    packed = zlib.compress(data, wbits=wbits)
+    inflate = _DeflateInflater().inflate
+    pieces = (packed[start : start + piece] for start in range(0, len(packed), piece))
+    assert b"".join(inflate(chunk, 10**6) for chunk in pieces) == data

@@ -17,11 +17,17 @@ class Refused(Exception):
     """What the fake transaction raises for an item it cannot hold."""
 
 
+class StoreDown(Exception):
+    """What the fake transaction raises while the store is down (an outage)."""
+
+
 class FakeTransactions:
     """Doubles each item; any batch holding a negative item fails whole. With `gate`
-    cleared, a commit waits for it, so that arrivals meanwhile can be made."""
+    cleared, a commit waits for it, so that arrivals meanwhile can be made. From the
+    commit numbered `down_from` on (0 is the first), every commit fails with StoreDown."""
 
     def __init__(self) -> None:
+        self.down_from: int | None = None
         self.batches: list[list[int]] = []
         self.committed: list[int] = []
         self.in_flight = 0
@@ -37,6 +43,8 @@ class FakeTransactions:
             await self.gate.wait()
         finally:
             self.in_flight -= 1
+        if self.down_from is not None and len(self.batches) > self.down_from:
+            raise StoreDown("the store is down")
         if any(item < 0 for item in items):
             raise Refused(f"refused {[item for item in items if item < 0]}")
         self.committed.extend(items)
@@ -179,6 +187,47 @@ async def test_a_flush_cancelled_while_waiting_for_a_slot_cancels_its_callers() 
     assert await running == 2
     assert await batcher.submit(4) == 8
     assert fake.batches == [[1], [4]]
+
+
+async def test_an_outage_fails_every_caller_of_the_batch_at_once() -> None:
+    """Retried item by item, each would wait out its own failure in turn."""
+    fake = FakeTransactions()
+    fake.down_from = 0
+    batcher: GroupCommit[int, int] = GroupCommit(fake.commit, outage=(StoreDown,))
+    results = await asyncio.gather(*(batcher.submit(n) for n in range(5)), return_exceptions=True)
+    assert all(isinstance(result, StoreDown) for result in results)
+    assert fake.batches == [[0, 1, 2, 3, 4]]
+
+
+async def test_an_outage_during_the_retries_fails_the_rest_without_trying_them() -> None:
+    fake = FakeTransactions()
+    fake.down_from = 2  # the batch fails for its bad item, the first retry commits
+    batcher: GroupCommit[int, int] = GroupCommit(fake.commit, outage=(StoreDown,))
+    results = await asyncio.gather(
+        *(batcher.submit(n) for n in (1, 2, -3, 4)), return_exceptions=True
+    )
+    assert results[0] == 2
+    assert all(isinstance(result, StoreDown) for result in results[1:])
+    assert fake.batches == [[1, 2, -3, 4], [1], [2]]
+
+
+async def test_a_commit_cancelled_with_another_queued_leaves_the_queued_callers_alone() -> None:
+    fake = FakeTransactions()
+    fake.gate.clear()
+    batcher: GroupCommit[int, int] = GroupCommit(fake.commit, max_in_flight=1)
+    committing_caller = asyncio.create_task(batcher.submit(1))
+    await turns(3)
+    [committing] = batcher._flushes
+    queued_callers = [asyncio.create_task(batcher.submit(n)) for n in (2, 3)]
+    await turns(3)
+    committing.cancel()
+    await turns(3)
+    # The cancelled commit's own caller is answered (cancelled), not left waiting ...
+    assert committing_caller.done() and committing_caller.cancelled()
+    fake.gate.set()
+    # ... and the callers queued behind it are committed by their own flush.
+    assert await asyncio.gather(*queued_callers) == [4, 6]
+    assert fake.batches == [[1], [2, 3]]
 
 
 def test_max_in_flight_must_allow_a_commit() -> None:
