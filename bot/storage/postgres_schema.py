@@ -17,6 +17,18 @@ from bot.storage.postgres_facts import fill_missing_facts
 _MIGRATION_LOCK_CLASS: Final = 0x6A62  # "jb"
 
 # Append only: a released version never changes, later features add new entries.
+# Bodies compressed with lz4 rather than pglz, where the server has it (PostgreSQL 14+,
+# built with lz4): it costs the server a third of the CPU per 29 KB body (0.09 against
+# 0.27-0.30 ms) and stores a quarter less (4.7 against 6.2 KB). Rows stored before keep
+# pglz, which stays readable. EXECUTE defers the parse, so an older server's syntax error
+# is caught here too.
+BODIES_IN_LZ4: Final = (
+    "DO $$ BEGIN"
+    " EXECUTE 'ALTER TABLE deliveries ALTER COLUMN body SET COMPRESSION lz4';"
+    " EXCEPTION WHEN feature_not_supported OR syntax_error THEN NULL;"
+    " END $$"
+)
+
 MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     (
         1,
@@ -170,6 +182,7 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS nudged_at timestamptz",
         ),
     ),
+    (6, (BODIES_IN_LZ4,)),
 )
 
 
