@@ -47,12 +47,13 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 import asyncpg
+from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -68,9 +69,18 @@ WARM_UP = 300
 # -- the bare server ------------------------------------------------------------------------
 
 
-def serve_bare(port: int) -> None:
-    """Verify the signature as intake does (gidgethub), answer 202; nothing else."""
-    from aiohttp import web
+# What a server built on the bare one does with a verified body; its answer, if any, is
+# sent instead of the 202 (`benchmarks/intake_floor.py` adds intake's steps this way).
+AfterVerify = Callable[[web.Request, bytes], Awaitable[web.Response | None]]
+
+
+def serve_bare(
+    port: int,
+    after_verify: AfterVerify | None = None,
+    prepare: Callable[[web.Application], None] | None = None,
+) -> None:
+    """Verify the signature as intake does (gidgethub), answer 202; nothing else, unless
+    given `after_verify` (and `prepare`, which adds to the app before it runs)."""
     from gidgethub import ValidationFailure
     from gidgethub.sansio import validate_event
 
@@ -82,6 +92,10 @@ def serve_bare(port: int) -> None:
             )
         except ValidationFailure:
             return web.Response(status=401)
+        if after_verify is not None:
+            answer = await after_verify(request, body)
+            if answer is not None:  # a Response is a mapping: empty, it is false
+                return answer
         return web.json_response({"ok": True}, status=202)
 
     async def healthz(request: web.Request) -> web.Response:
@@ -92,6 +106,8 @@ def serve_bare(port: int) -> None:
     app = web.Application(client_max_size=25 * 1024 * 1024 + 1)
     app.router.add_post(PATH, webhook)
     app.router.add_get("/healthz", healthz)
+    if prepare is not None:
+        prepare(app)
     web.run_app(app, host="127.0.0.1", port=port, print=None)
 
 

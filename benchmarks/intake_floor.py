@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import statistics
 import sys
@@ -37,14 +36,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from aiohttp import web
 from intake import (  # the intake benchmark's client and servers
-    PATH,
     PAYLOAD,
-    SECRET,
     Server,
     cpu_seconds,
     make_load,
     private_key_pem,
+    serve_bare,
     server_env,
     throughput,
 )
@@ -55,12 +54,8 @@ PRODUCT = "bot serve"
 
 
 def serve_stage(stage: str, port: int, workdir: Path) -> None:
-    """One stage's server: the steps named by `stage`, then 202."""
+    """One stage's server: the bare server, with the steps named by `stage` after it."""
     sys.path.insert(0, str(THIS_FILE.parent.parent))
-    from aiohttp import web
-    from gidgethub import ValidationFailure
-    from gidgethub.sansio import validate_event
-
     from bot.intake.json_body import BodyRefused, parse_webhook_body
     from bot.storage.base import NewDelivery
     from bot.storage.sqlite import SqliteStorage
@@ -68,18 +63,10 @@ def serve_stage(stage: str, port: int, workdir: Path) -> None:
     storage = SqliteStorage(str(workdir / "floor.sqlite3"))
     journal = os.open(workdir / "journal", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
 
-    async def webhook(request: web.Request) -> web.Response:
-        body = await request.read()
-        try:
-            validate_event(
-                body, signature=request.headers.get("X-Hub-Signature-256", ""), secret=SECRET
-            )
-        except ValidationFailure:
-            return web.Response(status=401)
-        if stage in ("verify", "append"):
-            if stage == "append":
-                os.write(journal, body)
-            return web.json_response({"ok": True}, status=202)
+    async def steps(request: web.Request, body: bytes) -> web.Response | None:
+        if stage == "append":
+            os.write(journal, body)
+            return None
         try:
             payload = parse_webhook_body(body)
         except BodyRefused:
@@ -99,10 +86,7 @@ def serve_stage(stage: str, port: int, workdir: Path) -> None:
                     done=True,
                 )
             )
-        return web.json_response({"ok": True}, status=202)
-
-    async def healthz(request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok"})
+        return None
 
     async def open_store(app: web.Application) -> None:
         await storage.open()
@@ -110,14 +94,15 @@ def serve_stage(stage: str, port: int, workdir: Path) -> None:
     async def close_store(app: web.Application) -> None:
         await storage.close()
 
-    logging.basicConfig(level=logging.WARNING)
-    app = web.Application(client_max_size=25 * 1024 * 1024 + 1)
-    app.router.add_post(PATH, webhook)
-    app.router.add_get("/healthz", healthz)
-    if stage == "parse + store":
+    def with_store(app: web.Application) -> None:
         app.on_startup.append(open_store)
         app.on_cleanup.append(close_store)
-    web.run_app(app, host="127.0.0.1", port=port, print=None)
+
+    serve_bare(
+        port,
+        None if stage == "verify" else steps,
+        with_store if stage == "parse + store" else None,
+    )
 
 
 @dataclass

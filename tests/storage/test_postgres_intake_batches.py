@@ -51,33 +51,23 @@ def delivery(n: int, **overrides: Any) -> NewDelivery:
 
 
 @pytest.fixture
-async def backend() -> AsyncIterator[StorageBackend]:
-    url = os.environ.get(POSTGRES_URL_ENV)
-    if not url:
-        pytest.skip(f"{POSTGRES_URL_ENV} is not set: PostgreSQL group commit not tested")
-    made = StorageBackend("postgres", pg=url)
-    try:
-        yield made
-    finally:
-        await made.teardown()
-
-
-@pytest.fixture
-async def store(backend: StorageBackend) -> PostgresStorage:
-    opened = await backend.opened()
+async def store(postgres_backend: StorageBackend) -> PostgresStorage:
+    opened = await postgres_backend.opened()
     assert isinstance(opened, PostgresStorage)
     return opened
 
 
 @pytest.fixture
-async def connect(backend: StorageBackend) -> AsyncIterator[Callable[[], Awaitable[Connection]]]:
+async def connect(
+    postgres_backend: StorageBackend,
+) -> AsyncIterator[Callable[[], Awaitable[Connection]]]:
     """Opens connections of their own on the test's schema, as another replica has."""
     url = os.environ[POSTGRES_URL_ENV]
     opened: list[Connection] = []
 
     async def open_one() -> Connection:
         conn = await asyncpg.connect(
-            url, server_settings={"search_path": quote_ident(backend.schema)}
+            url, server_settings={"search_path": quote_ident(postgres_backend.schema)}
         )
         opened.append(conn)
         return conn
@@ -275,14 +265,14 @@ async def test_an_id_another_replica_is_inserting_waits_for_its_commit(
 
 
 async def test_two_replicas_recording_the_same_ids_store_each_once(
-    backend: StorageBackend, side_connection: Connection
+    postgres_backend: StorageBackend, side_connection: Connection
 ) -> None:
     """Two stores on one schema (two replicas) record overlapping bursts, in opposite
     orders: every id is acknowledged as new exactly once and stored exactly once, and no
     batch deadlocked against the other. A deadlock's victim would have fallen back to a
     transaction per row, and its replica's own ids would show as many transactions: here
     each burst's rows come from at most one transaction per replica."""
-    replicas = [await backend.opened(), await backend.opened()]
+    replicas = [await postgres_backend.opened(), await postgres_backend.opened()]
     bursts, span = 6, 90
     answers: Counter[str] = Counter()
     for burst in range(bursts):

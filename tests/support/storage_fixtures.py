@@ -58,6 +58,13 @@ class StorageBackend:
                 await conn.close()
 
 
+def _postgres_backend() -> StorageBackend:
+    url = os.environ.get(POSTGRES_URL_ENV)
+    if not url:
+        pytest.skip(f"{POSTGRES_URL_ENV} is not set: PostgreSQL backend not tested")
+    return StorageBackend("postgres", pg=url)
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 async def storage_backend(
     request: pytest.FixtureRequest, tmp_path: Path
@@ -65,10 +72,17 @@ async def storage_backend(
     if request.param == "sqlite":
         backend = StorageBackend("sqlite", sqlite_path=tmp_path / "judge.db")
     else:
-        url = os.environ.get(POSTGRES_URL_ENV)
-        if not url:
-            pytest.skip(f"{POSTGRES_URL_ENV} is not set: PostgreSQL backend not tested")
-        backend = StorageBackend("postgres", pg=url)
+        backend = _postgres_backend()
+    try:
+        yield backend
+    finally:
+        await backend.teardown()
+
+
+@pytest.fixture
+async def postgres_backend() -> AsyncIterator[StorageBackend]:
+    """`storage_backend` on PostgreSQL only, for what only PostgreSQL does."""
+    backend = _postgres_backend()
     try:
         yield backend
     finally:
