@@ -34,6 +34,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.storage.body_codec import decode_body  # noqa: E402
 from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.intake_mutations import (  # noqa: E402
     FuzzRequest,
@@ -114,10 +115,11 @@ def check_database(database: Path, tally: Tally) -> int:
     """Problems found in the stored rows; returns the number of rows."""
     with sqlite3.connect(database) as db:
         rows = db.execute(
-            "SELECT d.delivery_id, d.event, d.action, d.installation_id, d.repository, b.body"
-            " FROM deliveries d JOIN delivery_bodies b USING (seq)"
+            "SELECT d.delivery_id, d.event, d.action, d.installation_id, d.repository,"
+            " b.body, b.compression FROM deliveries d JOIN delivery_bodies b USING (seq)"
         ).fetchall()
-    stored = {row[0]: row for row in rows}
+    # The body as the store gives it back (lz4-compressed on disk since migration 7).
+    stored = {row[0]: (*row[:5], decode_body(row[5], row[6])) for row in rows}
     if len(stored) != len(rows) or set(stored) != set(tally.accepted):
         tally.problems.append(f"{len(rows)} rows for {len(tally.accepted)} accepted deliveries")
     for delivery_id, request in tally.accepted.items():

@@ -23,16 +23,19 @@ from bot.storage._codec import (
     to_micros,
 )
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
+from bot.storage.body_codec import decode_body, encode_body
 from bot.storage.group_commit import GroupCommit
 from bot.storage.sqlite_connection import SqliteConnectionBase
 
 # The body lives in delivery_bodies (schema migration 6), so that a status change rewrites
-# a row of a hundred bytes, not the body's overflow pages; it is looked up by primary key
-# for each delivery read, and only for those.
+# a row of a hundred bytes, not the body's overflow pages; it and how it is stored
+# (migration 7, `body_codec`) are looked up by primary key for each delivery read, and only
+# for those. Two scalar subqueries because RETURNING cannot join.
 _DELIVERY_COLUMNS: Final = (
     "delivery_id, event, action, installation_id, repository, status, attempts,"
     " received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at,"
-    " (SELECT body FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq)"
+    " (SELECT body FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq),"
+    " (SELECT compression FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq)"
 )
 
 
@@ -85,7 +88,7 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
         lease_expires_at=optional_from_micros(row[10]),
         last_error=row[11],
         finished_at=optional_from_micros(row[12]),
-        body=bytes(row[13]),
+        body=decode_body(row[13], row[14]),
     )
 
 
@@ -112,9 +115,10 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         return await self._intake.submit(delivery)
 
     async def _insert_deliveries(self, deliveries: Sequence[NewDelivery]) -> list[bool]:
-        """Each new row and its body, in one transaction; a duplicate adds neither."""
+        """Each new row and its body, in one transaction; a duplicate adds neither. Bodies
+        are compressed here (`body_codec`), only those of rows inserted."""
         results: list[bool] = []
-        bodies: list[tuple[int, bytes]] = []
+        bodies: list[tuple[int, bytes, str | None]] = []
         async with self._write_transaction() as db:
             for delivery in deliveries:
                 received = to_micros(delivery.received_at)
@@ -142,9 +146,11 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 if new:
                     seq = cursor.lastrowid
                     assert seq is not None, "an insert into a rowid table sets lastrowid"
-                    bodies.append((seq, delivery.body))
+                    bodies.append((seq, *encode_body(delivery.body)))
                 await cursor.close()
-            await db.executemany("INSERT INTO delivery_bodies (seq, body) VALUES (?, ?)", bodies)
+            await db.executemany(
+                "INSERT INTO delivery_bodies (seq, body, compression) VALUES (?, ?, ?)", bodies
+            )
         return results
 
     async def claim_deliveries(
@@ -169,9 +175,11 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                     "limit": limit,
                 },
             )
-        # RETURNING gives no order guarantee; sort on the claim order keys.
-        ordered = sorted(rows, key=lambda row: (row[0], row[1]))
-        return [_delivery(row[2:]) for row in ordered]
+            # RETURNING gives no order guarantee; sort on the claim order keys. Decoded
+            # before the commit: a body this version cannot read (a newer version's
+            # encoding) rolls the claim back rather than lease deliveries nobody receives.
+            ordered = sorted(rows, key=lambda row: (row[0], row[1]))
+            return [_delivery(row[2:]) for row in ordered]
 
     async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
         changed = await self._execute(
