@@ -28,7 +28,6 @@ from bot.feature_settings import FeatureSettings, load_feature_settings
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
-from bot.intake.payloads import PayloadCache
 from bot.intake.proxy import webhook_proxy_ctx
 from bot.intake.recovery import missed_deliveries_ctx
 from bot.intake.webhooks import MAX_BODY_BYTES, make_webhook_handler
@@ -58,7 +57,6 @@ STORAGE = web.AppKey("storage", Storage)
 METRICS = web.AppKey("metrics", Metrics)
 POOL = web.AppKey("pool", WorkerPool)
 SERVICES = web.AppKey("services", ServiceHub)
-PAYLOADS = web.AppKey("payloads", PayloadCache)
 # Each judge tier's latest status: pages read it, the provider self-check replaces it.
 TIER_BOARD = web.AppKey("tier_board", TierBoard)
 
@@ -92,21 +90,19 @@ def create_app(
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     hub = ServiceHub()
-    # One router and one payload cache shared by intake and the workers: intake stores what
-    # the router has no callback for as done, and leaves the rest decoded for the workers.
+    # One router shared by intake and the workers: intake stores what the router has no
+    # callback for as done.
     routes = router or build_router()
-    payloads = PayloadCache()
     config = judge_config if judge_config is not None else load_judge_config()
     feature_settings = features if features is not None else load_feature_settings()
     board = TierBoard(statuses_from_config(config))
-    dispatcher = Dispatcher(routes, store, hub, clock, payloads)
+    dispatcher = Dispatcher(routes, store, hub, clock)
     pool = _worker_pool(settings, store, dispatcher, metrics, clock)
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics
     app[SERVICES] = hub
     app[POOL] = pool
-    app[PAYLOADS] = payloads
     app[TIER_BOARD] = board
 
     app.cleanup_ctx.extend(
@@ -139,7 +135,6 @@ def create_app(
             pool.notify,
             clock,
             router=routes,
-            payloads=payloads,
             intake=pool.intake,
         )
         app.router.add_post(settings.webhook_path, handler)
@@ -283,8 +278,9 @@ COLLECT_AFTER_ALLOCATIONS = 10_000
 class _CollectorTuning:
     """The garbage collector as a webhook server needs it, while any app runs.
 
-    Intake decodes every delivery into a few hundred objects, and a burst has dozens in
-    flight at once, mostly freed moments later. At Python's threshold a collection ran every
+    Every delivery is decoded into a few hundred objects (at intake, until it read only a
+    few fields; by the worker still), mostly freed moments later. At Python's threshold a
+    collection ran every
     twenty-odd deliveries, walked the payloads in flight and moved them to older generations,
     to be walked again there (a burst's objects in flight stay below this threshold); and
     every full pass walked all the process holds once started (modules, clients, the app:

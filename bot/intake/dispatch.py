@@ -20,7 +20,6 @@ from gidgethub.sansio import Event
 
 from bot.github.client import RateLimited
 from bot.intake.json_body import decode_stored
-from bot.intake.payloads import PayloadCache
 from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
 
@@ -82,12 +81,9 @@ def has_handlers(router: Router, event: str, payload: Mapping[str, Any]) -> bool
         return True
 
 
-def event_from_delivery(delivery: Delivery, payloads: PayloadCache | None = None) -> Event:
-    """The delivery as gidgethub's `Event`, from the payload intake decoded when this
-    process still has it, else from the stored body."""
-    data = payloads.take(delivery.delivery_id) if payloads is not None else None
-    if data is None:
-        data = decode_stored(delivery.body)
+def event_from_delivery(delivery: Delivery) -> Event:
+    """The delivery as gidgethub's `Event`, decoded from the stored body."""
+    data = decode_stored(delivery.body)
     return Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
 
 
@@ -98,16 +94,14 @@ class Dispatcher:
         storage: Storage,
         hub: ServiceHub | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        payloads: PayloadCache | None = None,
     ) -> None:
         self.router = router
         self.storage = storage
         self.hub = hub if hub is not None else ServiceHub()
         self.clock = clock
-        self.payloads = payloads
 
     async def __call__(self, delivery: Delivery) -> None:
-        event = event_from_delivery(delivery, self.payloads)
+        event = event_from_delivery(delivery)
         context = Context(delivery, self.storage, self.hub, self.clock)
         callbacks = sorted(self.router.fetch(event), key=handler_name)
         memos: list[str] = []  # this delivery's memos that exist now

@@ -1,9 +1,10 @@
 """Decoding a webhook body: fast for what GitHub sends, precise about what it refuses.
 
-Intake decodes every body it accepts before answering, so the decoder is on the request path
-of every delivery. orjson parses GitHub's payloads about 3x faster than the standard library
-(a 29 KB `pull_request_review`: 50 us against 170 us here), which was the largest single cost
-of intake. It is also strict where intake wants to be: NaN, Infinity, numbers beyond a double,
+This is what a body's acceptance means: intake's fast path (`body_fields`) accepts only
+what `parse_webhook_body` accepts, and hands it every body where the two could differ and
+every body it refuses, so that the refusal says why. orjson parses GitHub's payloads about 3x
+faster than the standard library (a 29 KB `pull_request_review`: 50 us against 170 us here).
+It is also strict where intake wants to be: NaN, Infinity, numbers beyond a double,
 invalid UTF-8, control characters in strings and unpaired surrogate escapes are all refused.
 
 A refusal is rare and says why, so only then is the body read again with the standard

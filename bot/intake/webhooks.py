@@ -9,8 +9,9 @@ a crash. GitHub keeps `X-GitHub-Delivery` on redelivery, so a repeated id is ack
 with 200 and not processed again, unless it was parked as failed: a person's "Redeliver"
 queues it again (202, attempts reset). A delivery no handler subscribes to (GitHub sends every
 event the App is subscribed to, most of which no feature reads) is stored as done in the
-same insert: a claim and a completion for nothing would cost more than its intake. A queued
-one leaves its decoded payload for the worker (`payloads`), so the body is parsed once.
+same insert: a claim and a completion for nothing would cost more than its intake. The body
+is checked whole but decoded only as far as intake reads it (`body_fields`); the worker
+decodes the stored body when it runs the handlers.
 
 Nothing a sender puts in a request yields a 5xx. The signature is checked before anything
 else is read, so all that follows concerns a holder of the secret; even then, every value
@@ -24,8 +25,8 @@ naming what is wrong, and nothing is stored:
 * body: UTF-8, one JSON object, nested at most `MAX_JSON_DEPTH` levels (the deepest of
   GitHub's example payloads nests 7). NaN, Infinity, numbers beyond a double and unpaired
   surrogate escapes are refused: they are not JSON GitHub writes, and the worker must read
-  the body as intake did (`json_body`). Duplicate keys are accepted: intake and the worker
-  both parse with orjson, which keeps the last, so the stored fields are the ones the
+  the body as intake did (`json_body`). Duplicate keys are accepted: intake reads the last
+  value of a key, as the worker's orjson keeps it, so the stored fields are the ones the
   handlers see.
 * `action`, `repository.full_name`: absent or null is stored as NULL; otherwise a string of
   at most `MAX_NAME_CHARS` characters without NUL, else 400.
@@ -50,9 +51,9 @@ from gidgethub import ValidationFailure
 from gidgethub.routing import Router
 from gidgethub.sansio import validate_event
 
+from bot.intake.body_fields import webhook_fields
 from bot.intake.dispatch import has_handlers
-from bot.intake.json_body import BodyRefused, parse_webhook_body
-from bot.intake.payloads import PayloadCache
+from bot.intake.json_body import BodyRefused
 from bot.intake.worker import IntakeLoad
 from bot.metrics import Metrics
 from bot.storage.base import NewDelivery, Storage
@@ -78,8 +79,8 @@ class Rejection:
 @dataclass(frozen=True, slots=True)
 class Accepted:
     delivery: NewDelivery
-    # The decoded body, so nobody decodes it again: routing reads it, the worker reuses it.
-    payload: dict[str, Any]
+    # The body's top-level members as intake read them (`body_fields`), for routing.
+    fields: dict[str, Any]
 
 
 class _Refused(Exception):
@@ -111,20 +112,20 @@ def check_request(
         delivery_id = _header_token(
             lowered, "X-GitHub-Delivery", MAX_DELIVERY_ID_CHARS, "delivery-id"
         )
-        payload = _parse(body)
+        fields = _read_fields(body)
         return Accepted(
             NewDelivery(
                 delivery_id=delivery_id,
                 event=event,
-                action=_name(payload.get("action"), "action"),
-                installation_id=_installation_id(payload),
+                action=_name(fields.get("action"), "action"),
+                installation_id=_installation_id(fields),
                 repository=_name(
-                    _member(payload, "repository").get("full_name"), "repository.full_name"
+                    _member(fields, "repository").get("full_name"), "repository.full_name"
                 ),
                 body=body,
                 received_at=received_at,
             ),
-            payload,
+            fields,
         )
     except _Refused as refused:
         return refused.rejection
@@ -153,9 +154,9 @@ def _header_token(lowered: Mapping[str, str], name: str, limit: int, reason: str
     return value
 
 
-def _parse(body: bytes) -> dict[str, Any]:
+def _read_fields(body: bytes) -> dict[str, Any]:
     try:
-        return parse_webhook_body(body)
+        return webhook_fields(body)
     except BodyRefused as refused:
         _refuse(400, refused.reason, refused.message)
 
@@ -200,12 +201,10 @@ def make_webhook_handler(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     *,
     router: Router | None = None,
-    payloads: PayloadCache | None = None,
     intake: IntakeLoad | None = None,
 ) -> Callable[[web.Request], Any]:
     """The aiohttp handler. With `router` (the one the workers dispatch to), a delivery it
-    has no callback for is stored as done and never queued; with `payloads`, a queued
-    delivery's decoded body is left for the worker; with `intake` (the workers' pool's),
+    has no callback for is stored as done and never queued; with `intake` (the workers' pool's),
     each request is counted from its body's arrival until it is answered, so the workers
     give way to it."""
     load = intake if intake is not None else IntakeLoad()
@@ -234,16 +233,13 @@ def make_webhook_handler(
         delivery = outcome.delivery
         if delivery.event == "ping":
             return web.json_response({"ok": True, "zen": "pong"}, status=200)
-        queued = router is None or has_handlers(router, delivery.event, outcome.payload)
+        queued = router is None or has_handlers(router, delivery.event, outcome.fields)
         if not queued:
             delivery = replace(delivery, done=True)
         if not await storage.record_delivery(delivery):
             return await _redelivered(delivery, storage, metrics, wake_workers, clock())
         metrics.received_for(delivery.event).inc()
         if queued:
-            # Only now: the row is this request's, so the payload is the stored body's.
-            if payloads is not None:
-                payloads.put(delivery.delivery_id, outcome.payload, len(body))
             wake_workers()
         else:
             metrics.processed_for(delivery.event).inc()

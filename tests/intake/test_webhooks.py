@@ -56,8 +56,9 @@ def test_every_github_example_is_accepted_with_its_routing_fields() -> None:
         assert outcome.delivery.installation_id == (payload.get("installation") or {}).get("id")
         assert outcome.delivery.repository == (payload.get("repository") or {}).get("full_name")
         assert outcome.delivery.body == body
-        # The worker reuses this payload instead of decoding the body: it must be the same.
-        assert outcome.payload == payload
+        # Routing reads these: the payload's own top-level values, or stand-ins for objects.
+        assert outcome.fields.keys() == payload.keys()
+        assert outcome.fields.get("action") == payload.get("action")
 
 
 @pytest.mark.parametrize(
