@@ -278,9 +278,9 @@ COLLECT_AFTER_ALLOCATIONS = 10_000
 class _CollectorTuning:
     """The garbage collector as a webhook server needs it, while any app runs.
 
-    Every delivery is decoded into a few hundred objects (at intake, until it read only a
-    few fields; by the worker still), mostly freed moments later. At Python's threshold a
-    collection ran every
+    Every queued delivery is decoded into a few hundred objects (at intake too, until it read
+    only a few fields; by the worker still), mostly freed moments later. At Python's threshold
+    a collection ran every
     twenty-odd deliveries, walked the payloads in flight and moved them to older generations,
     to be walked again there (a burst's objects in flight stay below this threshold); and
     every full pass walked all the process holds once started (modules, clients, the app:

@@ -9,14 +9,17 @@ objects for what nobody reads; the few values intake reads are then taken from i
 
 The fast path must accept only what `json_body.parse_webhook_body` accepts, and give the
 values orjson's decode gives, because the worker later decodes the stored body with orjson
-and the handlers read that. simdjson differs in four ways, each sent to the full decode:
+and the handlers read that. Where simdjson differs, the body takes the full decode:
 
 * it reads a UTF-8 byte order mark as whitespace; orjson refuses it;
-* it allows nesting up to 1024 levels, intake `MAX_JSON_DEPTH`: a body with more `{` and
-  `[` bytes than that could nest deeper (a cheap bound: GitHub's payloads hold far fewer);
+* it allows far deeper nesting than intake's `MAX_JSON_DEPTH`. Its own limit does the check:
+  the body is parsed once inside as many arrays as leave it exactly that much room
+  (`_depth_padding`); a body refused there may still be within the limit, by one level
+  (simdjson does not count an empty innermost array or object), and the full decode decides;
 * with a duplicate key it finds the first value, orjson keeps the last: a duplicate
   top-level key, or a duplicate of the member read inside `installation` or `repository`,
   takes the full decode;
+* its lookup by key stops at a NUL, so a top-level key holding one takes the full decode;
 * it refuses some numbers orjson accepts (integers beyond 64 bits): the full decode then
   decides, so nothing it accepts is refused.
 
@@ -28,6 +31,7 @@ GitHub's example payloads and on mutations of them.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, Final
 
@@ -35,9 +39,13 @@ import simdjson
 
 from bot.intake.json_body import MAX_JSON_DEPTH, parse_webhook_body
 
-# A parser keeps the largest buffers it ever needed; larger bodies (GitHub's are mostly a few
-# tens of KB) are decoded whole instead, so no parser holds on to megabytes.
-FAST_PATH_MAX_BYTES: Final = 1024 * 1024
+# A parser keeps the largest buffers it ever needed (about 13 bytes for each byte of a body
+# full of short tokens), so larger bodies, which GitHub rarely sends (most are a few tens of
+# KB), are decoded whole and no parser holds more than a few megabytes.
+FAST_PATH_MAX_BYTES: Final = 256 * 1024
+# Looking a key up walks the object's keys, so reading every top-level key of an object with
+# many costs time in the square of their number. GitHub's payloads have about ten.
+FAST_PATH_MAX_KEYS: Final = 64
 _BYTE_ORDER_MARK: Final = b"\xef\xbb\xbf"
 # The one member intake reads inside each of these top-level objects.
 _NESTED_MEMBER: Final = {"installation": "id", "repository": "full_name"}
@@ -60,25 +68,25 @@ def webhook_fields(body: bytes) -> dict[str, Any]:
 
 
 def _fast_fields(body: bytes) -> dict[str, Any] | None:
-    if (
-        len(body) > FAST_PATH_MAX_BYTES
-        or body.startswith(_BYTE_ORDER_MARK)
-        or body.count(b"{") + body.count(b"[") > MAX_JSON_DEPTH
-    ):
+    if len(body) > FAST_PATH_MAX_BYTES or body.startswith(_BYTE_ORDER_MARK):
         return None
     parser = _parser()
+    opening, closing = _depth_padding()
     try:
-        document = parser.parse(body)
-    except RuntimeError:
-        # A document of this parser's is still referenced (only if a caller kept one):
-        # this thread gets a fresh parser, and this body the full decode.
-        _parsers.parser = simdjson.Parser()
-        return None
+        # Refused when invalid, or nested deeper than intake's limit allows.
+        parser.parse(opening + body + closing)
+        return _top_level(parser.parse(body))
     except ValueError:  # invalid JSON (UnicodeDecodeError included): the full decode says why
         return None
-    if not isinstance(document, simdjson.Object):
+    except RuntimeError:
+        # Too deep, or a number beyond 64 bits: the full decode decides. Or a document of
+        # this parser's is still referenced (only if a caller kept one): this thread then
+        # needs a parser of its own again.
+        if not _usable(parser):
+            _parsers.parser = simdjson.Parser()
         return None
-    return _top_level(document)
+    except LookupError:  # not expected of a validated document; the full decode is the rule
+        return None
 
 
 def _parser() -> simdjson.Parser:
@@ -88,10 +96,46 @@ def _parser() -> simdjson.Parser:
     return parser
 
 
-def _top_level(document: simdjson.Object) -> dict[str, Any] | None:
+def _usable(parser: simdjson.Parser) -> bool:
+    try:
+        parser.parse(b"0")
+    except RuntimeError:
+        return False
+    return True
+
+
+@functools.cache
+def _depth_padding() -> tuple[bytes, bytes]:
+    """The arrays to wrap a body in so that simdjson refuses it past `MAX_JSON_DEPTH`.
+
+    simdjson's limit is found, not assumed: the deepest run of arrays it parses. A body inside
+    `limit - MAX_JSON_DEPTH + 1` of them parses only if it nests at most `MAX_JSON_DEPTH - 1`
+    levels, or `MAX_JSON_DEPTH` with an empty innermost array or object (not counted), so
+    whatever parses there is within intake's limit."""
+    parser = simdjson.Parser()
+    deepest, too_deep = 1, 1 << 16
+    while too_deep - deepest > 1:
+        middle = (deepest + too_deep) // 2
+        try:
+            parser.parse(b"[" * middle + b"0" + b"]" * middle)
+        except RuntimeError:
+            too_deep = middle
+        else:
+            deepest = middle
+    arrays = deepest - MAX_JSON_DEPTH + 1
+    return b"[" * arrays, b"]" * arrays
+
+
+def _top_level(document: Any) -> dict[str, Any] | None:
+    if not isinstance(document, simdjson.Object):
+        return None
     # Not `items()`, which builds every value whole.
     keys = list(document.keys())
-    if len(set(keys)) != len(keys):
+    if (
+        len(keys) > FAST_PATH_MAX_KEYS
+        or len(set(keys)) != len(keys)
+        or any("\x00" in key for key in keys)
+    ):
         return None
     fields: dict[str, Any] = {}
     for key in keys:

@@ -14,7 +14,7 @@ import pytest
 import simdjson
 
 from bot.intake import body_fields
-from bot.intake.body_fields import FAST_PATH_MAX_BYTES, webhook_fields
+from bot.intake.body_fields import FAST_PATH_MAX_BYTES, FAST_PATH_MAX_KEYS, webhook_fields
 from bot.intake.json_body import MAX_JSON_DEPTH, BodyRefused, parse_webhook_body
 from bot.intake.webhooks import Accepted, check_request
 from tests.support.intake_mutations import Mutator
@@ -215,10 +215,63 @@ def test_a_duplicate_key_intake_reads_takes_the_full_decode_which_keeps_the_last
     assert last in (fields["action"], fields["installation"]["id"])
 
 
-@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH - 1, MAX_JSON_DEPTH])
-def test_nesting_at_the_limit_is_decided_as_the_full_decode_decides(depth: int) -> None:
-    for opener, closer in ((b"[", b"]"), (b'{"a":', b"}")):
-        _agrees(b'{"x": ' + opener * depth + b"1" + closer * depth + b"}")
+@pytest.mark.parametrize("depth", range(MAX_JSON_DEPTH - 3, MAX_JSON_DEPTH + 3))
+@pytest.mark.parametrize("leaf", [b"1", b"[]", b"{}", b"[1]", b'{"b": 1}', b'"s"'])
+def test_nesting_at_the_limit_is_decided_as_the_full_decode_decides(
+    depth: int, leaf: bytes
+) -> None:
+    rng = random.Random(depth)
+    shapes = [
+        [(b"[", b"]")] * depth,
+        [(b'{"a":', b"}")] * depth,
+        [
+            rng.choice([(b"[", b"]"), (b'{"a":', b"}"), (b'[1, {"k": ', b"}]")])
+            for _ in range(depth)
+        ],
+    ]
+    for shape in shapes:
+        opening = b"".join(opener for opener, _ in shape)
+        closing = b"".join(closer for _, closer in reversed(shape))
+        _agrees(b'{"x": ' + opening + leaf + closing + b"}")
+
+
+def test_a_body_with_many_brackets_in_its_strings_takes_the_fast_path() -> None:
+    """A pull request description full of Markdown links and checklists is no deeper for it."""
+    payload = json.loads(example("pull_request", "opened"))
+    payload["pull_request"]["body"] = "- [ ] [a link](https://example.com) {x}\n" * 200
+    body = json.dumps(payload).encode()
+    assert body.count(b"[") + body.count(b"{") > MAX_JSON_DEPTH
+    assert body_fields._fast_fields(body) is not None
+    _agrees(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a\\u0000b": 1}',
+        b'{"a\\u0000b": 1, "a": 2}',
+        b'{"action\\u0000x": "evil", "action": "opened"}',
+        b'{"installation\\u0000": {"id": 7}, "installation": {"id": 8}}',
+        b'{"installation": {"id\\u0000": 7, "id": 8}}',
+    ],
+)
+def test_a_key_holding_nul_is_read_as_the_full_decode_reads_it(body: bytes) -> None:
+    _agrees(body)
+
+
+def test_an_object_with_many_top_level_keys_takes_the_full_decode() -> None:
+    many = {f"key{index}": index for index in range(FAST_PATH_MAX_KEYS + 1)}
+    body = json.dumps({"action": "opened", **many}).encode()
+    assert body_fields._fast_fields(body) is None
+    assert webhook_fields(body)["action"] == "opened"
+    fewer = json.dumps({"action": "opened", "key": 1}).encode()
+    assert body_fields._fast_fields(fewer) is not None
+
+
+def test_a_number_beyond_64_bits_keeps_the_threads_parser() -> None:
+    parser = body_fields._parser()
+    _agrees(b'{"x": -9223372036854775809}')
+    assert body_fields._parser() is parser
 
 
 def test_a_body_past_the_fast_paths_size_is_decoded_whole() -> None:
@@ -255,3 +308,9 @@ def test_threads_each_read_with_their_own_parser() -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def test_intake_accepts_a_top_level_key_holding_nul_as_it_did_before() -> None:
+    body = b'{"zen\\u0000": "x", "action": "opened"}'
+    outcome = check_request(webhook_headers("issues", body), body, SECRET, NOW)
+    assert isinstance(outcome, Accepted) and outcome.delivery.action == "opened"
