@@ -14,11 +14,11 @@ import lz4.block
 import pytest
 
 from bot.storage import sqlite_schema
-from bot.storage._inline_sqlite import connect as connect_inline
 from bot.storage.base import DeliveryStatus, NewDelivery
 from bot.storage.body_codec import UnknownBodyCompression
 from bot.storage.sqlite import SqliteStorage
 from tests.storage.test_body_codec import pull_request_body
+from tests.support.storage_fixtures import sqlite_file_at_version
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 LATER = T0 + timedelta(minutes=5)
@@ -100,13 +100,7 @@ async def test_every_read_returns_the_bytes_received(tmp_path: Path) -> None:
 
 async def version_6_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file as judge-bot left it at schema version 6: bodies in delivery_bodies, raw."""
-    with monkeypatch.context() as patch:
-        patch.setattr(sqlite_schema, "MIGRATIONS", sqlite_schema.MIGRATIONS[:6])
-        conn = await connect_inline(str(path))
-        try:
-            await sqlite_schema.migrate(conn)
-        finally:
-            await conn.close()
+    await sqlite_file_at_version(path, 6, monkeypatch)
     micros = int(T0.timestamp() * 1_000_000)
     with sqlite3.connect(path) as db:
         for seq, (delivery_id, body) in enumerate(BODIES.items(), start=1):

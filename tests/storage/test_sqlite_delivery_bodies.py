@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from bot.storage import sqlite_connection, sqlite_schema
-from bot.storage._inline_sqlite import connect as connect_inline
 from bot.storage.base import DeliveryStatus, NewDelivery, Storage
 from bot.storage.body_codec import decode_body
 from bot.storage.sqlite import SqliteStorage
+from tests.support.storage_fixtures import sqlite_file_at_version
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)
 
@@ -164,13 +164,7 @@ async def test_status_changes_leave_the_body_unwritten(
 
 async def version_5_database(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file as judge-bot left it at schema version 5, bodies in the deliveries rows."""
-    with monkeypatch.context() as patch:
-        patch.setattr(sqlite_schema, "MIGRATIONS", sqlite_schema.MIGRATIONS[:5])
-        conn = await connect_inline(str(path))
-        try:
-            await sqlite_schema.migrate(conn)
-        finally:
-            await conn.close()
+    await sqlite_file_at_version(path, 5, monkeypatch)
     micros = int(T0.timestamp() * 1_000_000)
     rows = [
         # delivery_id, body, status, attempts, lease_owner, lease_expires_at, last_error, finished

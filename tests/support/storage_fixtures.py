@@ -16,6 +16,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from bot.storage import sqlite_schema
+from bot.storage._inline_sqlite import connect as connect_inline
 from bot.storage.base import Storage
 from bot.storage.postgres import PostgresStorage, quote_ident
 from bot.storage.sqlite import SqliteStorage
@@ -103,3 +105,15 @@ async def sqlite_storage(tmp_path: Path) -> AsyncIterator[SqliteStorage]:
         yield store
     finally:
         await store.close()
+
+
+async def sqlite_file_at_version(path: Path, version: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite file with the schema as judge-bot left it at `version` (the migrations up to
+    it applied, none after), for tests of upgrading an existing database."""
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_schema, "MIGRATIONS", sqlite_schema.MIGRATIONS[:version])
+        conn = await connect_inline(str(path))
+        try:
+            await sqlite_schema.migrate(conn)
+        finally:
+            await conn.close()
