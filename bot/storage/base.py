@@ -266,7 +266,10 @@ class Storage(Protocol):
         pending, processing or done delivery is never touched and two callers re-queue it
         once. False (nothing changes) for any other status or an unknown id."""
 
-    async def get_delivery(self, delivery_id: str) -> Delivery | None: ...
+    async def get_delivery(self, delivery_id: str) -> Delivery | None:
+        """The delivery as stored. Its body is empty (b"", which no handler reads as a
+        payload) when the stored body cannot be read: such a delivery is failed, with the
+        reason, by the claim that reaches it, and must stay listable and retryable."""
 
     async def count_deliveries(self) -> dict[DeliveryStatus, int]:
         """How many deliveries are in each status (all statuses present, zero if none)."""
@@ -274,7 +277,7 @@ class Storage(Protocol):
     async def list_deliveries(
         self, status: DeliveryStatus | None = None, limit: int = 100
     ) -> list[Delivery]:
-        """Newest first."""
+        """Newest first; a body that cannot be read is empty, as in `get_delivery`."""
 
     async def prune_deliveries(self, finished_before: datetime) -> int:
         """Delete done and failed deliveries finished before the cut-off; returns how many.

@@ -16,9 +16,25 @@ from typing import Final
 import lz4.block
 
 LZ4: Final = "lz4"
+# lz4's block format begins with the original size (4 bytes, little-endian). GitHub sends no
+# body over 25 MB, so a larger size can only be a damaged row, and decompressing it would
+# first allocate that much (up to 2 GB).
+_SIZE_PREFIX_BYTES: Final = 4
+MAX_DECODED_BYTES: Final = 25 * 1024 * 1024
 
 
-class UnknownBodyCompression(ValueError):
+class UnreadableBody(ValueError):
+    """A stored body this version cannot turn back into the bytes received."""
+
+
+class DamagedBody(UnreadableBody):
+    """A body stored as lz4 whose block does not decompress (a damaged row)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"delivery body stored as lz4 cannot be decompressed: {reason}")
+
+
+class UnknownBodyCompression(UnreadableBody):
     """A body stored in an encoding this version does not know: the database was written by
     a newer judge-bot."""
 
@@ -46,6 +62,18 @@ def decode_body(stored: bytes, compression: str | None) -> bytes:
     if compression is None:
         return bytes(stored)
     if compression == LZ4:
-        body: bytes = lz4.block.decompress(stored)
-        return body
+        return _decompress(bytes(stored))
     raise UnknownBodyCompression(compression)
+
+
+def _decompress(stored: bytes) -> bytes:
+    if len(stored) < _SIZE_PREFIX_BYTES:
+        raise DamagedBody(f"{len(stored)} bytes, shorter than its size prefix")
+    size = int.from_bytes(stored[:_SIZE_PREFIX_BYTES], "little")
+    if size > MAX_DECODED_BYTES:
+        raise DamagedBody(f"its size prefix says {size:,} bytes, more than any webhook body")
+    try:
+        body: bytes = lz4.block.decompress(stored)
+    except (lz4.block.LZ4BlockError, ValueError) as exc:
+        raise DamagedBody(str(exc)) from None
+    return body

@@ -10,8 +10,9 @@ rows are committed one by one, so only the row at fault fails.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -23,9 +24,11 @@ from bot.storage._codec import (
     to_micros,
 )
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
-from bot.storage.body_codec import decode_body, encode_body
+from bot.storage.body_codec import UnreadableBody, decode_body, encode_body
 from bot.storage.group_commit import GroupCommit
 from bot.storage.sqlite_connection import SqliteConnectionBase
+
+log = logging.getLogger("bot.storage.sqlite")
 
 # The body lives in delivery_bodies (schema migration 6), so that a status change rewrites
 # a row of a hundred bytes, not the body's overflow pages; it and how it is stored
@@ -73,7 +76,46 @@ _PENDING: Final = DeliveryStatus.PENDING.value
 _DONE: Final = DeliveryStatus.DONE.value
 
 
-def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
+# A claimed row whose body cannot be read is failed at once: claims take the oldest due
+# delivery first, so a claim rolled back for it would take it again every time, and the whole
+# queue would wait behind one row. Failed, it is listed with the reason, and `judge-bot
+# deliveries retry` (or GitHub's "Redeliver") queues it again once it can be read.
+PARK_UNREADABLE_SQL: Final = (
+    f"UPDATE deliveries SET status = '{DeliveryStatus.FAILED.value}', last_error = ?,"
+    " finished_at = ?, lease_expires_at = NULL WHERE delivery_id = ?"
+)
+
+
+def _readable(
+    rows: Iterable[sqlite3.Row | tuple[Any, ...]],
+) -> tuple[list[Delivery], list[tuple[str, str]]]:
+    """The claimed rows as deliveries, and the id and reason of each whose body is unreadable."""
+    claimed: list[Delivery] = []
+    unreadable: list[tuple[str, str]] = []
+    for row in rows:
+        try:
+            claimed.append(_delivery(row))
+        except UnreadableBody as exc:
+            log.error(
+                "delivery parked as failed: %s",
+                exc,
+                extra={"delivery_id": row[0], "event": row[1], "repository": row[4]},
+            )
+            unreadable.append((row[0], str(exc)))
+    return claimed, unreadable
+
+
+def _listed(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
+    """A row read to be looked at, not processed: one whose body cannot be read is still
+    shown (and can be retried), with an empty body (see `Storage.get_delivery`)."""
+    try:
+        return _delivery(row)
+    except UnreadableBody as exc:
+        log.warning("delivery body unreadable: %s", exc, extra={"delivery_id": row[0]})
+        return _delivery(row, unreadable=True)
+
+
+def _delivery(row: sqlite3.Row | tuple[Any, ...], *, unreadable: bool = False) -> Delivery:
     return Delivery(
         delivery_id=row[0],
         event=row[1],
@@ -88,7 +130,7 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
         lease_expires_at=optional_from_micros(row[10]),
         last_error=row[11],
         finished_at=optional_from_micros(row[12]),
-        body=decode_body(row[13], row[14]),
+        body=b"" if unreadable else decode_body(row[13], row[14]),
     )
 
 
@@ -164,22 +206,32 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         [(due,)] = await self._fetchall(DUE_SQL, {**statuses, "now": now_us})
         if not due:
             return []
+        claimed: list[Delivery] = []
         async with self._write_transaction() as db:
-            rows = await db.execute_fetchall(
-                CLAIM_SQL,
-                {
-                    **statuses,
-                    "worker": worker_id,
-                    "expires": expires_us,
-                    "now": now_us,
-                    "limit": limit,
-                },
-            )
-            # RETURNING gives no order guarantee; sort on the claim order keys. Decoded
-            # before the commit: a body this version cannot read (a newer version's
-            # encoding) rolls the claim back rather than lease deliveries nobody receives.
-            ordered = sorted(rows, key=lambda row: (row[0], row[1]))
-            return [_delivery(row[2:]) for row in ordered]
+            # Again while a row was parked (below) and the limit is not reached: a worker
+            # handed nothing sleeps until its next poll, though more is due.
+            while len(claimed) < limit:
+                rows = await db.execute_fetchall(
+                    CLAIM_SQL,
+                    {
+                        **statuses,
+                        "worker": worker_id,
+                        "expires": expires_us,
+                        "now": now_us,
+                        "limit": limit - len(claimed),
+                    },
+                )
+                # RETURNING gives no order guarantee; sort on the claim order keys. Decoded
+                # before the commit, so that a body this version cannot read is parked in
+                # the same transaction, never leased to a worker that does not get it.
+                ordered = sorted(rows, key=lambda row: (row[0], row[1]))
+                readable, unreadable = _readable(row[2:] for row in ordered)
+                claimed += readable
+                for delivery_id, error in unreadable:
+                    await db.execute(PARK_UNREADABLE_SQL, (error, now_us, delivery_id))
+                if not unreadable:
+                    break
+        return claimed
 
     async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
         changed = await self._execute(
@@ -266,7 +318,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         rows = await self._fetchall(
             f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
         )
-        return _delivery(rows[0]) if rows else None
+        return _listed(rows[0]) if rows else None
 
     async def count_deliveries(self) -> dict[DeliveryStatus, int]:
         rows = await self._fetchall("SELECT status, COUNT(*) FROM deliveries GROUP BY status")
@@ -290,7 +342,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 " ORDER BY received_at DESC, seq DESC LIMIT ?",
                 (DeliveryStatus(status).value, limit),
             )
-        return [_delivery(row) for row in rows]
+        return [_listed(row) for row in rows]
 
     async def prune_deliveries(self, finished_before: datetime) -> int:
         # The schema's trigger deletes each row's body in the same statement.

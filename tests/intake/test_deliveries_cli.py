@@ -138,3 +138,34 @@ def test_retry_needs_an_id_or_all_failed(database: str, capsys: pytest.CaptureFi
         cli.main(["deliveries", "retry", "--database-url", database])
     assert exited.value.code == 2
     assert "one of the arguments ID --all-failed is required" in capsys.readouterr().err
+
+
+async def _park_unreadable(url: str) -> None:
+    """A pending delivery whose body a newer version wrote, claimed by this version."""
+    storage = storage_from_url(url)
+    await storage.open()
+    try:
+        assert await storage.record_delivery(new_delivery("z-1", 9))
+        await storage._execute(  # type: ignore[attr-defined]
+            "UPDATE delivery_bodies SET compression = 'zstd'"
+            " WHERE seq = (SELECT seq FROM deliveries WHERE delivery_id = 'z-1')"
+        )
+        claimed = await storage.claim_deliveries(WORKER, 5, 60, T0 + timedelta(hours=1))
+        assert [d.delivery_id for d in claimed] == ["p-1"]
+    finally:
+        await storage.close()
+
+
+def test_a_delivery_with_an_unreadable_body_is_listed_and_retried(
+    database: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One body this version cannot read no longer makes every listing fail: the operator
+    sees it failed with the reason, and can queue it again."""
+    asyncio.run(_park_unreadable(database))
+    assert cli.main(["deliveries", "list", "--failed", "--database-url", database]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [parked] = [line for line in lines if line.startswith("z-1 ")]
+    assert "failed" in parked.split()
+    assert "compression 'zstd'" in parked
+    assert cli.main(["deliveries", "retry", "z-1", "--database-url", database]) == 0
+    assert status_of(database, "z-1") is DeliveryStatus.PENDING

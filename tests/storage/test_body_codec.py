@@ -8,7 +8,14 @@ import random
 import lz4.block
 import pytest
 
-from bot.storage.body_codec import UnknownBodyCompression, decode_body, encode_body
+from bot.storage.body_codec import (
+    MAX_DECODED_BYTES,
+    DamagedBody,
+    UnknownBodyCompression,
+    UnreadableBody,
+    decode_body,
+    encode_body,
+)
 
 
 def pull_request_body(size: int) -> bytes:
@@ -65,3 +72,25 @@ def test_an_unknown_compression_is_refused_by_name() -> None:
     with pytest.raises(UnknownBodyCompression, match=r"'zstd'.*newer version") as refused:
         decode_body(stored, "zstd")
     assert refused.value.compression == "zstd"
+
+
+@pytest.mark.parametrize(
+    ("stored", "reason"),
+    [
+        (b"", "shorter than its size prefix"),
+        (b"\x01\x00", "shorter than its size prefix"),
+        (b"\x10\x00\x00\x00garbage", "Decompressor wrote"),
+        # A damaged size prefix: decompressing would first allocate 2 GB.
+        (b"\xff\xff\xff\x7f" + b"\x00" * 16, "2,147,483,647 bytes, more than any webhook"),
+        (lz4.block.compress(b"a" * 1000)[:-3], "corrupt input"),
+    ],
+)
+def test_a_damaged_lz4_block_is_refused_as_damaged(stored: bytes, reason: str) -> None:
+    with pytest.raises(DamagedBody, match=reason) as refused:
+        decode_body(stored, "lz4")
+    assert isinstance(refused.value, UnreadableBody)
+
+
+def test_the_largest_webhook_body_still_decodes() -> None:
+    body = b"x" * MAX_DECODED_BYTES
+    assert decode_body(*encode_body(body)) == body

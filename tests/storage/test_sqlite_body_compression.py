@@ -15,7 +15,7 @@ import pytest
 
 from bot.storage import sqlite_schema
 from bot.storage.base import DeliveryStatus, NewDelivery
-from bot.storage.body_codec import UnknownBodyCompression
+from bot.storage.body_codec import UnknownBodyCompression, decode_body
 from bot.storage.sqlite import SqliteStorage
 from tests.storage.test_body_codec import pull_request_body
 from tests.support.storage_fixtures import sqlite_file_at_version
@@ -153,17 +153,78 @@ async def test_migration_7_run_again_over_its_own_work_changes_nothing(
 async def test_a_body_in_an_unknown_encoding_is_refused_by_name(
     sqlite_storage: SqliteStorage,
 ) -> None:
-    """A database written by a newer version: reads fail saying so, and a claim that cannot
-    hand over the body is rolled back, not left leased to a worker that never got it."""
+    """A database written by a newer version: the body is refused by name, and the row is
+    still read, with an empty body, so that it can be listed and retried."""
     assert await sqlite_storage.record_delivery(delivery(1, pull_request_body(29_568)))
-    await sqlite_storage._execute("UPDATE delivery_bodies SET compression = 'zstd'")
-    with pytest.raises(UnknownBodyCompression, match="'zstd'"):
-        await sqlite_storage.get_delivery("z-0001")
-    with pytest.raises(UnknownBodyCompression, match="'zstd'"):
-        await sqlite_storage.list_deliveries()
-    with pytest.raises(UnknownBodyCompression, match="'zstd'"):
-        await sqlite_storage.claim_deliveries("w", 1, 60, LATER)
-    [row] = await sqlite_storage._db.execute_fetchall(
-        "SELECT status, attempts, lease_owner FROM deliveries"
+    [(stored, _)] = await sqlite_storage._db.execute_fetchall(
+        "SELECT body, compression FROM delivery_bodies"
     )
-    assert tuple(row) == ("pending", 0, None)
+    with pytest.raises(UnknownBodyCompression, match="'zstd'"):
+        decode_body(stored, "zstd")
+    await sqlite_storage._execute("UPDATE delivery_bodies SET compression = 'zstd'")
+    got = await sqlite_storage.get_delivery("z-0001")
+    assert got is not None and (got.delivery_id, got.body) == ("z-0001", b"")
+    [listed] = await sqlite_storage.list_deliveries()
+    assert (listed.delivery_id, listed.status, listed.body) == (
+        "z-0001",
+        DeliveryStatus.PENDING,
+        b"",
+    )
+
+
+async def statuses(store: SqliteStorage) -> dict[str, tuple[object, ...]]:
+    rows = await store._db.execute_fetchall(
+        "SELECT delivery_id, status, attempts, lease_expires_at, last_error FROM deliveries"
+    )
+    return {row[0]: tuple(row[1:]) for row in rows}
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        ("UPDATE delivery_bodies SET compression = 'zstd' WHERE seq = 1", "'zstd'"),
+        ("UPDATE delivery_bodies SET body = substr(body, 1, 100) WHERE seq = 1", "lz4"),
+    ],
+    ids=["newer encoding", "damaged block"],
+)
+async def test_an_unreadable_body_is_parked_and_the_queue_moves_on(
+    sqlite_storage: SqliteStorage,
+    caplog: pytest.LogCaptureFixture,
+    damage: str,
+    reason: str,
+) -> None:
+    """Claims take the oldest due delivery first. A claim rolled back for an unreadable body
+    took the same row again every time, and no delivery behind it was ever processed: the
+    row is failed in the claim's own transaction, with the reason, and the next is handed
+    over. `requeue_failed` (retry, Redeliver) queues it again."""
+    body = pull_request_body(29_568)
+    for n in (1, 2):
+        assert await sqlite_storage.record_delivery(delivery(n, body))
+    await sqlite_storage._execute(damage)
+
+    [first] = await sqlite_storage.claim_deliveries("w", 1, 60, LATER)
+    assert (first.delivery_id, first.body) == ("z-0002", body)
+    rows = await statuses(sqlite_storage)
+    status, attempts, lease_expires, error = rows["z-0001"]
+    assert (status, attempts, lease_expires) == ("failed", 1, None)
+    assert isinstance(error, str) and reason in error
+    assert rows["z-0002"][:2] == ("processing", 1)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == [
+        f"delivery parked as failed: {error}"
+    ]
+    # Nothing else is due: the parked row is not claimed again.
+    assert await sqlite_storage.claim_deliveries("w", 10, 60, LATER) == []
+
+    assert await sqlite_storage.requeue_failed("z-0001", LATER)
+    assert await sqlite_storage.claim_deliveries("w", 10, 60, LATER) == []
+    assert (await statuses(sqlite_storage))["z-0001"][:2] == ("failed", 1)
+
+
+async def test_a_claim_of_only_readable_bodies_parks_nothing(
+    sqlite_storage: SqliteStorage,
+) -> None:
+    for n in (1, 2, 3):
+        assert await sqlite_storage.record_delivery(delivery(n, pull_request_body(2_000)))
+    claimed = await sqlite_storage.claim_deliveries("w", 10, 60, LATER)
+    assert [d.delivery_id for d in claimed] == ["z-0001", "z-0002", "z-0003"]
+    assert {row[0] for row in (await statuses(sqlite_storage)).values()} == {"processing"}
