@@ -30,7 +30,7 @@ from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
 from bot.intake.proxy import webhook_proxy_ctx
 from bot.intake.recovery import missed_deliveries_ctx
-from bot.intake.webhooks import MAX_BODY_BYTES, make_webhook_handler
+from bot.intake.webhooks import make_webhook_handler
 from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
@@ -48,7 +48,7 @@ from bot.routing import build_router
 from bot.services import ServiceHub, Services
 from bot.settings import Settings, load_judge_config, load_judge_section
 from bot.storage import storage_from_url
-from bot.storage.base import Storage, StorageUnavailable
+from bot.storage.base import MAX_BODY_BYTES, Storage, StorageUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from bot.intake.webhooks import MAX_BODY_BYTES
 from bot.judge.config import JudgeConfig
 from bot.settings import Settings
 from bot.storage import storage_from_url
+from bot.storage.base import MAX_BODY_BYTES
 from bot.storage.sqlite import SqliteStorage
 
 ROOT = Path(__file__).resolve().parent.parent

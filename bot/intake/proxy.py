@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 
-from bot.intake.webhooks import MAX_BODY_BYTES
 from bot.settings import Settings
+from bot.storage.base import MAX_BODY_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ import aiohttp
 
 from bot import __version__
 from bot.intake.proxy import local_webhook_url
-from bot.intake.webhooks import MAX_BODY_BYTES
 from bot.judge.terminal import err, out
 from bot.settings import SettingsError, load_settings
+from bot.storage.base import MAX_BODY_BYTES
 
 TIMEOUT_SECONDS = 30.0
 

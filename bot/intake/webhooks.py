@@ -56,12 +56,10 @@ from bot.intake.dispatch import has_handlers
 from bot.intake.json_body import BodyRefused
 from bot.intake.worker import IntakeLoad
 from bot.metrics import Metrics
-from bot.storage.base import NewDelivery, Storage
+from bot.storage.base import MAX_BODY_BYTES, NewDelivery, Storage
 
 log = logging.getLogger(__name__)
 
-# GitHub caps webhook payloads at 25 MB and does not deliver larger ones.
-MAX_BODY_BYTES = 25 * 1024 * 1024
 # Event names, actions and `owner/name` are far shorter; this only bounds what is stored.
 MAX_NAME_CHARS = 255
 MAX_DELIVERY_ID_CHARS = 200

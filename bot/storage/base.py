@@ -13,7 +13,11 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol
+
+# GitHub caps webhook payloads at 25 MB and does not deliver larger ones: intake refuses a
+# larger body, and a stored body that claims to be larger is a damaged one.
+MAX_BODY_BYTES: Final = 25 * 1024 * 1024
 
 
 class DeliveryStatus(enum.StrEnum):

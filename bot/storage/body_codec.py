@@ -15,12 +15,13 @@ from typing import Final
 
 import lz4.block
 
+from bot.storage.base import MAX_BODY_BYTES
+
 LZ4: Final = "lz4"
-# lz4's block format begins with the original size (4 bytes, little-endian). GitHub sends no
-# body over 25 MB, so a larger size can only be a damaged row, and decompressing it would
-# first allocate that much (up to 2 GB).
+# lz4's block format begins with the original size (4 bytes, little-endian). No body over
+# MAX_BODY_BYTES is ever stored, so a larger size can only be a damaged row, and decompressing
+# it would first allocate that much (up to 2 GB).
 _SIZE_PREFIX_BYTES: Final = 4
-MAX_DECODED_BYTES: Final = 25 * 1024 * 1024
 
 
 class UnreadableBody(ValueError):
@@ -70,7 +71,7 @@ def _decompress(stored: bytes) -> bytes:
     if len(stored) < _SIZE_PREFIX_BYTES:
         raise DamagedBody(f"{len(stored)} bytes, shorter than its size prefix")
     size = int.from_bytes(stored[:_SIZE_PREFIX_BYTES], "little")
-    if size > MAX_DECODED_BYTES:
+    if size > MAX_BODY_BYTES:
         raise DamagedBody(f"its size prefix says {size:,} bytes, more than any webhook body")
     try:
         body: bytes = lz4.block.decompress(stored)

@@ -74,48 +74,48 @@ DUE_SQL: Final = (
 )
 _PENDING: Final = DeliveryStatus.PENDING.value
 _DONE: Final = DeliveryStatus.DONE.value
+_FAILED: Final = DeliveryStatus.FAILED.value
 
 
-# A claimed row whose body cannot be read is failed at once: claims take the oldest due
-# delivery first, so a claim rolled back for it would take it again every time, and the whole
-# queue would wait behind one row. Failed, it is listed with the reason, and `judge-bot
-# deliveries retry` (or GitHub's "Redeliver") queues it again once it can be read.
-PARK_UNREADABLE_SQL: Final = (
-    f"UPDATE deliveries SET status = '{DeliveryStatus.FAILED.value}', last_error = ?,"
-    " finished_at = ?, lease_expires_at = NULL WHERE delivery_id = ?"
+# A leased delivery parked for good: by its worker after the last attempt, and by the claim
+# itself for a body that cannot be read (see `claim_deliveries`).
+FAIL_SQL: Final = (
+    "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?,"
+    " lease_expires_at = NULL"
+    " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
 )
 
+Row = sqlite3.Row | tuple[Any, ...]
 
-def _readable(
-    rows: Iterable[sqlite3.Row | tuple[Any, ...]],
-) -> tuple[list[Delivery], list[tuple[str, str]]]:
-    """The claimed rows as deliveries, and the id and reason of each whose body is unreadable."""
+
+def _readable(rows: Iterable[Row]) -> tuple[list[Delivery], list[tuple[Row, str]]]:
+    """The claimed rows as deliveries, and each row whose body cannot be read with why."""
     claimed: list[Delivery] = []
-    unreadable: list[tuple[str, str]] = []
+    unreadable: list[tuple[Row, str]] = []
     for row in rows:
         try:
-            claimed.append(_delivery(row))
+            claimed.append(_delivery(row, _stored_body(row)))
         except UnreadableBody as exc:
-            log.error(
-                "delivery parked as failed: %s",
-                exc,
-                extra={"delivery_id": row[0], "event": row[1], "repository": row[4]},
-            )
-            unreadable.append((row[0], str(exc)))
+            unreadable.append((row, str(exc)))
     return claimed, unreadable
 
 
-def _listed(row: sqlite3.Row | tuple[Any, ...]) -> Delivery:
+def _listed(row: Row) -> Delivery:
     """A row read to be looked at, not processed: one whose body cannot be read is still
     shown (and can be retried), with an empty body (see `Storage.get_delivery`)."""
     try:
-        return _delivery(row)
+        body = _stored_body(row)
     except UnreadableBody as exc:
         log.warning("delivery body unreadable: %s", exc, extra={"delivery_id": row[0]})
-        return _delivery(row, unreadable=True)
+        body = b""
+    return _delivery(row, body)
 
 
-def _delivery(row: sqlite3.Row | tuple[Any, ...], *, unreadable: bool = False) -> Delivery:
+def _stored_body(row: Row) -> bytes:
+    return decode_body(row[13], row[14])
+
+
+def _delivery(row: Row, body: bytes) -> Delivery:
     return Delivery(
         delivery_id=row[0],
         event=row[1],
@@ -130,7 +130,7 @@ def _delivery(row: sqlite3.Row | tuple[Any, ...], *, unreadable: bool = False) -
         lease_expires_at=optional_from_micros(row[10]),
         last_error=row[11],
         finished_at=optional_from_micros(row[12]),
-        body=b"" if unreadable else decode_body(row[13], row[14]),
+        body=body,
     )
 
 
@@ -207,6 +207,8 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
         if not due:
             return []
         claimed: list[Delivery] = []
+        parked: list[tuple[Row, str]] = []
+        leased = (DeliveryStatus.PROCESSING.value, worker_id)
         async with self._write_transaction() as db:
             # Again while a row was parked (below) and the limit is not reached: a worker
             # handed nothing sleeps until its next poll, though more is due.
@@ -224,13 +226,22 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 # RETURNING gives no order guarantee; sort on the claim order keys. Decoded
                 # before the commit, so that a body this version cannot read is parked in
                 # the same transaction, never leased to a worker that does not get it.
+                # Claims take the oldest due delivery first: rolled back for that body, every
+                # claim would take the same row again, and the queue would wait behind it.
                 ordered = sorted(rows, key=lambda row: (row[0], row[1]))
                 readable, unreadable = _readable(row[2:] for row in ordered)
                 claimed += readable
-                for delivery_id, error in unreadable:
-                    await db.execute(PARK_UNREADABLE_SQL, (error, now_us, delivery_id))
+                parked += unreadable
+                for row, error in unreadable:
+                    await db.execute(FAIL_SQL, (_FAILED, error, now_us, row[0], *leased))
                 if not unreadable:
                     break
+        for row, error in parked:
+            log.error(
+                "delivery parked as failed: %s",
+                error,
+                extra={"delivery_id": row[0], "event": row[1], "repository": row[4]},
+            )
         return claimed
 
     async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
@@ -257,12 +268,8 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
     ) -> bool:
         now_us = to_micros(now)
         if retry_at is None:
-            sql = (
-                "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?,"
-                " lease_expires_at = NULL"
-                " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
-            )
-            params: tuple[Any, ...] = (DeliveryStatus.FAILED.value, error, now_us)
+            sql = FAIL_SQL
+            params: tuple[Any, ...] = (_FAILED, error, now_us)
         else:
             sql = (
                 "UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = ?,"

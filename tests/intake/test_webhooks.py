@@ -18,14 +18,13 @@ from gidgethub.sansio import Event
 from bot.intake.dispatch import Context
 from bot.intake.json_body import MAX_JSON_DEPTH
 from bot.intake.webhooks import (
-    MAX_BODY_BYTES,
     MAX_NAME_CHARS,
     Accepted,
     Rejection,
     check_request,
 )
 from bot.storage import storage_from_url
-from bot.storage.base import DeliveryStatus
+from bot.storage.base import MAX_BODY_BYTES, DeliveryStatus
 from tests.support.app_helpers import make_settings, running_app
 from tests.support.delivery_helpers import until_status
 from tests.support.webhook_helpers import (

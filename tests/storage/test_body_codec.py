@@ -8,8 +8,8 @@ import random
 import lz4.block
 import pytest
 
+from bot.storage.base import MAX_BODY_BYTES
 from bot.storage.body_codec import (
-    MAX_DECODED_BYTES,
     DamagedBody,
     UnknownBodyCompression,
     UnreadableBody,
@@ -92,5 +92,5 @@ def test_a_damaged_lz4_block_is_refused_as_damaged(stored: bytes, reason: str) -
 
 
 def test_the_largest_webhook_body_still_decodes() -> None:
-    body = b"x" * MAX_DECODED_BYTES
+    body = b"x" * MAX_BODY_BYTES
     assert decode_body(*encode_body(body)) == body
