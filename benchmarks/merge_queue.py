@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.github.client import GitHubApp, RetryPolicy  # noqa: E402
-from bot.merging.merge_settings import MergeSettings  # noqa: E402
+from bot.settings.merge import MergeSettings  # noqa: E402
 from bot.storage.base import MergeStatus  # noqa: E402
 from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.fakes.github_server import FakeGitHub  # noqa: E402

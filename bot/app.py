@@ -24,7 +24,6 @@ from gidgethub.routing import Router
 
 from bot import __version__
 from bot.dashboard.handlers import add_dashboard
-from bot.feature_settings import FeatureSettings, load_feature_settings
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
@@ -47,6 +46,7 @@ from bot.reports.thresholds import CalibrationThresholds
 from bot.routing import build_router
 from bot.services import ServiceHub, Services
 from bot.settings import Settings, load_judge_config, load_judge_section
+from bot.settings.features import FeatureSettings, load_feature_settings
 from bot.storage import storage_from_url
 from bot.storage.base import MAX_BODY_BYTES, Storage, StorageUnavailable
 

@@ -17,7 +17,6 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
-from bot.feature_settings import load_feature_settings
 from bot.intake import deliveries_cli, replay_cli
 from bot.judge import console as judge_console
 from bot.judge.config import JudgeConfig
@@ -25,6 +24,7 @@ from bot.judge.terminal import guard_closed_stdout
 from bot.logs import configure_logging
 from bot.reports import report_cli
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
+from bot.settings.features import load_feature_settings
 from bot.storage.base import StorageUnavailable, describe_database
 
 log = logging.getLogger("bot")

@@ -18,9 +18,9 @@ from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.research_settings import ResearchRules
-from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.metrics import Metrics
 from bot.notify.sender import Notifier
+from bot.settings.merge import MergeSettings, default_merge_settings
 
 # A repository's `models:` override gets an engine of its own; few repositories override,
 # so a small bound keeps every live combination without growing without end.

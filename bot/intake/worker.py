@@ -41,15 +41,13 @@ from typing import Any, Final
 from bot.github.client import RateLimited
 from bot.intake.dispatch import HandlerFailures
 from bot.metrics import Metrics
+from bot.settings import DEFAULT_MAX_RUN_SECONDS
 from bot.storage.base import Delivery, Storage
 
 log = logging.getLogger(__name__)
 
 Dispatch = Callable[[Delivery], Awaitable[None]]
 
-# Generous: a judgment of many files with escalation takes minutes, not an hour. It exists
-# because the heartbeat would otherwise keep a hung handler's delivery forever.
-DEFAULT_MAX_RUN_SECONDS = 3600.0
 # Long enough that a burst is acknowledged before it is processed, short enough that a flood
 # without end still has every worker claim about once a second.
 GIVE_WAY_SECONDS: Final = 1.0

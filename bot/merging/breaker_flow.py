@@ -26,8 +26,8 @@ from bot.merging.breaker import (
 )
 from bot.merging.breaker_messages import hold_output, trip_comment, trip_line, trip_reason
 from bot.merging.github_calls import MergeCalls
-from bot.merging.merge_settings import MergeSettings
 from bot.notify.notices import Notice, NoticeKind
+from bot.settings.merge import MergeSettings
 from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)

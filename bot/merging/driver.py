@@ -34,7 +34,6 @@ from bot.merging.branch_cleanup import (
 from bot.merging.conflicts import ChangedSide, conflict_candidates, conflict_files_text
 from bot.merging.eligibility import PullFacts
 from bot.merging.github_calls import MergeCalls
-from bot.merging.merge_settings import MergeSettings
 from bot.merging.step import (
     CONFLICT_LABEL,
     Drop,
@@ -52,6 +51,7 @@ from bot.merging.transitions import awaiting_judgment, settle_for
 from bot.notify.notices import Notice, NoticeKind
 from bot.notify.sender import Notifier
 from bot.services import Services
+from bot.settings.merge import MergeSettings
 from bot.storage.base import MergeEntry, Storage
 
 log = logging.getLogger(__name__)

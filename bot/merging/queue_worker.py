@@ -28,8 +28,8 @@ from aiohttp import web
 
 from bot.github.client import RateLimited
 from bot.merging.driver import run_step
-from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.services import ServiceHub
+from bot.settings.merge import MergeSettings, default_merge_settings
 from bot.storage.base import MergeEntry, MergeSettle, MergeStatus, Storage
 
 log = logging.getLogger(__name__)

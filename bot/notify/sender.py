@@ -16,7 +16,7 @@ from collections.abc import Callable
 import httpx
 
 from bot.notify.notices import Notice, render
-from bot.notify.notify_settings import NotifySettings
+from bot.settings.notify import NotifySettings
 from bot.storage.base import Storage
 
 __all__ = ["SENT_NAMESPACE", "Notifier"]

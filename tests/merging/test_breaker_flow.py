@@ -15,8 +15,8 @@ from bot.github.client import GitHubApp
 from bot.merging.breaker import BreakerState
 from bot.merging.breaker_flow import load_breaker
 from bot.notify.notices import Notice, NoticeKind
-from bot.notify.notify_settings import NotifySettings
 from bot.notify.sender import Notifier
+from bot.settings.notify import NotifySettings
 from bot.storage.base import MergeStatus, Storage
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer

@@ -14,10 +14,10 @@ from bot.app import SERVICES
 from bot.github.client import GitHubApp
 from bot.merging.github_calls import first_allowed_method
 from bot.merging.merge_notices import escalated, merged, queue_line
-from bot.merging.merge_settings import MergeSettings, default_merge_settings
 from bot.merging.queue_worker import MergeQueueWorker, merge_queue_ctx
 from bot.merging.step import CONFLICT_LABEL, FAILED_LABEL
 from bot.services import ServiceHub
+from bot.settings.merge import MergeSettings, default_merge_settings
 from bot.storage.base import MergeStatus, NewMergeEntry, Storage
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer

@@ -10,9 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from bot.notify.notices import TEXT_LIMIT, Notice, NoticeKind, render
-from bot.notify.notify_settings import NotifySettings
 from bot.notify.outage import OutageState, observe
 from bot.notify.sender import SENT_NAMESPACE, Notifier
+from bot.settings.notify import NotifySettings
 from bot.storage.base import Storage
 from tests.notify.conftest import SECRET_PATH, Receiver
 

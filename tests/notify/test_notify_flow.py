@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from bot.app import SERVICES
-from bot.feature_settings import FeatureSettings
 from bot.github.client import GitHubApp
-from bot.notify.notify_settings import NotifySettings
+from bot.settings.features import FeatureSettings
+from bot.settings.notify import NotifySettings
 from tests.notify.conftest import Receiver
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply

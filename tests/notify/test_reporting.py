@@ -9,7 +9,6 @@ import pytest
 
 from bot.judge.records import CallStats, Tier, Verdict, VerdictRecord
 from bot.notify.notices import NoticeKind
-from bot.notify.notify_settings import NotifySettings
 from bot.notify.reporting import (
     OUTAGE_KEY,
     OUTAGE_NAMESPACE,
@@ -18,6 +17,7 @@ from bot.notify.reporting import (
     provider_failed,
 )
 from bot.notify.sender import Notifier
+from bot.settings.notify import NotifySettings
 from bot.storage.base import Storage
 from tests.notify.conftest import Receiver
 from tests.support.verdict_builders import WHEN, make_record

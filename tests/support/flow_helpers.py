@@ -23,9 +23,9 @@ from aiohttp.test_utils import TestClient
 from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
-from bot.feature_settings import FeatureSettings
 from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
+from bot.settings.features import FeatureSettings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage
 from tests.support.app_helpers import make_settings, running_app

@@ -22,9 +22,9 @@ from referencing.jsonschema import DRAFT7
 from bot.app import SERVICES, create_app
 from bot.github.client import GitHubApp
 from bot.intake.dispatch import Context
-from bot.merging.merge_settings import MergeSettings
 from bot.merging.queue_worker import merge_queue_ctx
 from bot.services import ServiceHub
+from bot.settings.merge import MergeSettings
 from bot.storage import storage_from_url
 from bot.storage.base import Delivery, DeliveryStatus, MergeEvent, MergeStatus, Storage
 from tests.support.app_helpers import make_settings

@@ -7,10 +7,10 @@ from pydantic_settings import BaseSettings
 
 from bot.judge.config import JudgeConfig
 from bot.judge.research_settings import ResearchSettings
-from bot.merging.merge_settings import MergeSettings
-from bot.notify.notify_settings import NotifySettings
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings
+from bot.settings.merge import MergeSettings
+from bot.settings.notify import NotifySettings
 
 JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
     JudgeConfig,

@@ -40,7 +40,6 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.intake.worker import DEFAULT_MAX_RUN_SECONDS
 from bot.judge.config import JudgeConfig
 from bot.logs import DEFAULT_MESSAGE_KEY, RESERVED_KEYS, SILENT, LogFormat
 
@@ -64,6 +63,10 @@ __all__ = [
     "tracked_by_git",
     "work_tree_top",
 ]
+
+# Generous: a judgment of many files with escalation takes minutes, not an hour. It exists
+# because the heartbeat would otherwise keep a hung handler's delivery forever.
+DEFAULT_MAX_RUN_SECONDS = 3600.0
 
 DEFAULT_API_URL = "https://api.github.com"
 ENV_FILE_VARIABLE = "JUDGE_ENV_FILE"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.judge.research_settings import ResearchRules, ResearchSettings
-from bot.merging.merge_settings import MergeSettings, default_merge_settings
-from bot.notify.notify_settings import NotifySettings
 from bot.settings import load_judge_section
+from bot.settings.merge import MergeSettings, default_merge_settings
+from bot.settings.notify import NotifySettings
 
 __all__ = ["FeatureSettings", "load_feature_settings"]
 
