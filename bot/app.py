@@ -36,10 +36,12 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.self_check import health_detail, self_check_ctx
 from bot.judge.tier_status import TierBoard, statuses_from_config
+from bot.judging.reactions import REACTIONS
 from bot.merging.queue_worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.notify.sender import Notifier
 from bot.pages import render_status_page
+from bot.reactions import build_reactions
 from bot.registration.handlers import Registration, add_registration
 from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, kpi_metrics_ctx
 from bot.reports.thresholds import CalibrationThresholds
@@ -90,6 +92,7 @@ def create_app(
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     hub = ServiceHub()
+    hub.plug(REACTIONS, build_reactions())
     # One router shared by intake and the workers: intake stores what the router has no
     # callback for as done.
     routes = router or build_router()

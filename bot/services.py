@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 import httpx
 from cachetools import LRUCache
@@ -26,6 +27,7 @@ from bot.settings.merge import MergeSettings, default_merge_settings
 # so a small bound keeps every live combination without growing without end.
 REPO_ENGINES_KEPT = 64
 
+T = TypeVar("T")
 EngineKey = tuple[tuple[str, str | None], ...]
 
 
@@ -74,12 +76,36 @@ class ServicesNotReady(RuntimeError):
     """A handler ran before the app started, or in setup mode (no APP_ID yet)."""
 
 
+class HubKey(Generic[T]):
+    """A typed slot in the hub, owned by the package that reads it (as aiohttp's
+    `AppKey`): the composition layer fills it, so a lower package reaches what a higher
+    one provides without importing it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<HubKey {self.name}>"
+
+
 class ServiceHub:
-    """Where the app's `Services` live once it has started."""
+    """Where the app's `Services` live once it has started, and what the composition
+    layer plugs into lower packages (`HubKey`s)."""
 
     def __init__(self, services: Services | None = None) -> None:
         self._services = services
+        self._slots: dict[HubKey[Any], Any] = {}
         self.merge_doorbell = Doorbell()
+
+    def plug(self, key: HubKey[T], value: T) -> None:
+        self._slots[key] = value
+
+    def plugged(self, key: HubKey[T]) -> T:
+        try:
+            value: T = self._slots[key]
+        except KeyError:
+            raise ServicesNotReady(f"nothing is plugged into {key.name}") from None
+        return value
 
     def provide(self, services: Services) -> None:
         self._services = services

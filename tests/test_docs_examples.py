@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from bot.judge.authorship import family_of_model
 from bot.judge.config import JudgeConfig
 from bot.judging.config_file import RepoConfigError, parse_repo_config
-from bot.judging.handlers import model_overrides
+from bot.judging.flow import model_overrides
 from bot.judging.repo_config import RepoConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,7 +127,7 @@ def installation_config(avoid: set[str]) -> JudgeConfig:
 
 def four_eyes_problem(config: RepoConfig) -> str | None:
     """Why the server would refuse these `models:` (None: it would not), built exactly as
-    `bot.judging.handlers.engine_for` builds a repository's judge configuration."""
+    `bot.judging.flow.engine_for` builds a repository's judge configuration."""
     overrides = model_overrides(config)
     if not overrides:
         return None

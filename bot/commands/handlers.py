@@ -32,8 +32,8 @@ from bot.judge.engine import append_record
 from bot.judging.check_run import CHECK_NAME
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
+from bot.judging.flow import judge_target
 from bot.judging.four_eyes import Actor
-from bot.judging.handlers import judge_target
 from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 from bot.judging.target import Target

@@ -45,15 +45,6 @@ REASONING_LIMIT = 4_000
 MARKER_PREFIX = "<!-- judge-bot:disagreement task="
 
 
-def task_ref(repository: str, *, pull_number: int | None = None, sha: str | None = None) -> str:
-    """`owner/repo#N` for a pull request, else the short sha of the judged commit."""
-    if pull_number is not None:
-        return f"{repository}#{pull_number}"
-    if sha:
-        return short_sha(sha)
-    raise ValueError("a task needs a pull request number or a commit sha")
-
-
 def issue_title(task: str) -> str:
     """Exactly `[JUDGE-DISAGREEMENT] Review needed: <task>` (one line, capped)."""
     return TITLE_PREFIX + one_line(task, TITLE_LIMIT - len(TITLE_PREFIX))

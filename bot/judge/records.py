@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -254,6 +255,15 @@ class VerdictRecord(_Model):
 
 def content_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fingerprint(files: Iterable[JudgedFile]) -> str | None:
+    """The content the judges read: each file's path and content hash, as the verdict
+    records keep them. None when there is no file."""
+    parts = sorted((f.path, content_sha256(f.content)) for f in files)
+    if not parts:
+        return None
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
 
 
 def go_no_go_of(verdict: Verdict) -> GoNoGo:

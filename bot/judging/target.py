@@ -11,12 +11,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.disagreement.issue import task_ref
+from bot.gfm import short_sha
 from bot.github.types import NULL_SHA, ChangedPath, CommitInfo, commit_from_push
 
 SKIP_MARKERS = ("[skip judge]", "[judge skip]")
 # GitHub stops listing commits in a push payload at 2048; beyond that, compare.
 PUSH_COMMIT_LIMIT = 2048
+
+
+def task_ref(repository: str, *, pull_number: int | None = None, sha: str | None = None) -> str:
+    """`owner/repo#N` for a pull request, else the short sha of the judged commit."""
+    if pull_number is not None:
+        return f"{repository}#{pull_number}"
+    if sha:
+        return short_sha(sha)
+    raise ValueError("a task needs a pull request number or a commit sha")
 
 
 @dataclass(frozen=True)

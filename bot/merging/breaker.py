@@ -15,15 +15,10 @@ judge again; only automatic judgments (pushes, pull-request events) are held.
 from __future__ import annotations
 
 import enum
-import hashlib
-import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict
-
-from bot.judge.records import JudgedFile, content_sha256
 
 NEEDS_HUMAN_LABEL = "judge:needs-human"
 NON_ACCEPT = frozenset({"reject", "improve", "escalate"})
@@ -73,15 +68,6 @@ class Hold:
     reason: HoldReason
     trip: Trip | None = None
     until: datetime | None = None
-
-
-def fingerprint(files: Iterable[JudgedFile]) -> str | None:
-    """The content the judges read: each file's path and content hash, as the verdict
-    records keep them. None when there is no file."""
-    parts = sorted((f.path, content_sha256(f.content)) for f in files)
-    if not parts:
-        return None
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
 
 
 def after_judgment(

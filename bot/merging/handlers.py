@@ -27,14 +27,13 @@ from typing import Any
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.disagreement.issue import task_ref
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judging import rules
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
-from bot.judging.handlers import judge_target
+from bot.judging.flow import judge_target
 from bot.judging.repo_config import RepoConfig
 from bot.judging.run_handle import (
     CREATOR_NAMESPACE,
@@ -46,7 +45,7 @@ from bot.judging.run_handle import (
 )
 from bot.judging.run_notices import render_nothing_to_judge
 from bot.judging.state import STATE_NAMESPACE, ShaState, load_state, state_key
-from bot.judging.target import Target
+from bot.judging.target import Target, task_ref
 from bot.merging.approval import admit, queue_key
 from bot.merging.eligibility import PullFacts, is_approval, merge_policy
 from bot.merging.github_calls import MergeCalls

@@ -20,10 +20,10 @@ from bot.disagreement.issue import (
     render_close_comment,
     render_followup_comment,
     render_issue_body,
-    task_ref,
 )
 from bot.gfm import COMMENT_LIMIT
 from bot.judge.records import RubricName, Tier, Verdict, VerdictRecord
+from bot.judging.target import task_ref
 from tests.support.verdict_builders import (
     FAKE_SECRETS,
     SECRET_FRAGMENTS,

@@ -22,7 +22,7 @@ from bot.app import SERVICES
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judging.handlers import judge_target
+from bot.judging.flow import judge_target
 from bot.judging.run_handle import CREATOR_NAMESPACE, already_completed
 from bot.judging.state import ShaState, load_state, state_key
 from tests.support.fakes.github_fixtures import APP_ID, INSTALLATION_ID, KeyPair

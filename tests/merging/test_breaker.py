@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.judge.records import JudgedFile
+from bot.judge.records import JudgedFile, fingerprint
 from bot.merging.breaker import (
     MAX_SIGHTINGS,
     BreakerPolicy,
@@ -16,7 +16,6 @@ from bot.merging.breaker import (
     Trip,
     after_judgment,
     automatic_hold,
-    fingerprint,
 )
 from bot.merging.breaker_messages import hold_output, trip_comment, trip_line
 

@@ -1,0 +1,82 @@
+"""The one place that lists what reacts to judging's announcements (`judging/reactions.py`),
+as `routing.py` lists the routers. Judging never imports these features; the app plugs
+this list into the hub.
+
+    hold       loop prevention (merging.breaker_flow): a tripped breaker or the cooldown
+    judged     the disagreement issue (disagreement.sync), then the outage notice count
+               (notify.reporting), in that order
+    concluded  the merge queue, which also counts the outcome toward the breakers
+               (merging.approval)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.disagreement import sync as disagreements
+from bot.github.gateway import RepoGateway
+from bot.intake.dispatch import Context
+from bot.judge.records import Verdict, VerdictRecord
+from bot.judging.check_run import CheckRunOutput
+from bot.judging.reactions import VerdictReactions
+from bot.judging.repo_config import RepoConfig
+from bot.judging.target import Target
+from bot.merging import approval as merge_approval
+from bot.merging import breaker_flow
+from bot.notify.reporting import note_judgment
+
+
+class FeatureReactions:
+    async def hold(
+        self, context: Context, target: Target, content: str | None
+    ) -> CheckRunOutput | None:
+        return await breaker_flow.held(context, target, content)
+
+    async def judged(
+        self,
+        context: Context,
+        gateway: RepoGateway,
+        target: Target,
+        records: Sequence[VerdictRecord],
+        verdict: Verdict,
+        *,
+        run_url: str,
+        run_owner: str,
+    ) -> str | None:
+        notifier = context.services.notifier
+        issue_url = await disagreements.reconcile(
+            gateway,
+            context.storage,
+            target,
+            records,
+            verdict,
+            run_url,
+            owner=run_owner,
+            notifier=notifier,
+        )
+        await note_judgment(notifier, context.storage, records)
+        return issue_url
+
+    async def concluded(
+        self,
+        context: Context,
+        config: RepoConfig | None,
+        target: Target,
+        verdict: str,
+        *,
+        content: str | None = None,
+        records: Sequence[VerdictRecord] = (),
+    ) -> str | None:
+        return await merge_approval.on_judged(
+            context,
+            config,
+            target,
+            verdict,
+            actor=f"judge ({context.delivery.delivery_id})",
+            content=content,
+            records=records,
+        )
+
+
+def build_reactions() -> VerdictReactions:
+    return FeatureReactions()
