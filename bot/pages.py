@@ -1,5 +1,7 @@
-"""HTML pages served at `/`: the registration page (setup mode) and the status page, each
-with the judge's tiers; and the pages of the registration callback. Jinja2, autoescaped."""
+"""What every HTML page shares: the one Jinja2 environment (`bot/templates`, autoescaped)
+and the judge's tiers as rows; and the status page served at `/` once the App is set up.
+The registration pages (setup mode) are `registration/pages.py`; the dashboard's are
+`dashboard/render.py`."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.judge.tier_status import TierStatus
-from bot.registration.addresses import Addresses
-from bot.registration.env_file import Saved
 from bot.settings import Settings
 from bot.storage.base import DeliveryStatus
 
@@ -59,60 +59,6 @@ def tier_rows(statuses: Iterable[TierStatus]) -> list[TierRow]:
             )
         )
     return rows
-
-
-@dataclass(frozen=True)
-class RegistrationForm:
-    """What the setup page's button sends to GitHub."""
-
-    action: str
-    manifest_json: str
-    org: str | None
-    addresses: Addresses
-
-
-@dataclass(frozen=True)
-class Registered:
-    """An App this process registered, shown on `/` until the restart."""
-
-    name: str
-    html_url: str
-    install_url: str
-    saved: Saved
-
-
-def render_setup_page(
-    settings: Settings,
-    *,
-    form: RegistrationForm | None,
-    manifest_problem: str | None,
-    tiers: Sequence[TierStatus],
-    registered: Registered | None,
-) -> str:
-    return (
-        environment()
-        .get_template("setup.html")
-        .render(
-            form=form,
-            manifest_problem=manifest_problem,
-            registered=registered,
-            webhook_path=settings.webhook_path,
-            api_url=settings.github_api_url,
-            tiers=tier_rows(tiers),
-        )
-    )
-
-
-def render_registered_page(registered: Registered, overridden: Sequence[str]) -> str:
-    return (
-        environment()
-        .get_template("registered.html")
-        .render(registered=registered, saved=registered.saved, overridden=overridden)
-    )
-
-
-def render_problem_page(title: str, message: str) -> str:
-    return environment().get_template("problem.html").render(title=title, message=message)
 
 
 def render_status_page(

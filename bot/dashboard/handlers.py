@@ -37,10 +37,10 @@ from bot.dashboard.freshness import DEFAULT_FRESHNESS, Freshness, ViewCache
 from bot.dashboard.reading import read_sources
 from bot.dashboard.render import render_dashboard, render_message, render_sign_in
 from bot.dashboard.view import DashboardView, build_view
+from bot.github.web import web_url
 from bot.judge.tier_status import TierStatus
 from bot.pages import tier_rows
-from bot.registration.addresses import web_url
-from bot.reports.report_cli import collector_paused
+from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings, load_judge_section
 from bot.storage.base import Storage

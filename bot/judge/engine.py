@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -90,7 +90,6 @@ from bot.judge.rounds import (
 from bot.judge.rubrics import Rubric, get_rubric
 from bot.judge.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
 from bot.judge.tagging import TagTerms, tags_for
-from bot.storage.base import Storage
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +121,31 @@ class JudgeRequest:
     """What a reviewer sees besides the files: diffs, CI results, earlier verdicts."""
 
 
-async def append_record(storage: Storage, record: VerdictRecord) -> None:
+class EngineStore(Protocol):
+    """What the engine keeps between judgments: the audit log, the verdict cache and the
+    usage counters. `bot.storage.base.Storage` is one; the engine imports no storage."""
+
+    async def append_verdict(
+        self,
+        *,
+        task_id: str,
+        repository: str | None,
+        head_sha: str | None,
+        verdict: str,
+        created_at: datetime,
+        record: dict[str, Any],
+    ) -> int: ...
+
+    async def kv_get(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+
+    async def kv_put(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
+
+    async def record_usage(self, scope: str, at: datetime, amount: int = 1) -> None: ...
+
+    async def usage_since(self, scope: str, since: datetime) -> int: ...
+
+
+async def append_record(storage: EngineStore, record: VerdictRecord) -> None:
     """Add a record to the audit log, indexed by task, repository, sha and decision."""
     await storage.append_verdict(
         task_id=record.task_id,
@@ -152,7 +175,7 @@ class JudgeEngine:
         self,
         config: JudgeConfig,
         panel: JudgePanel | None,
-        storage: Storage | None,
+        storage: EngineStore | None,
         *,
         clock: Callable[[], datetime] = _utcnow,
         monotonic: Callable[[], float] = time.monotonic,
@@ -168,7 +191,7 @@ class JudgeEngine:
 
     @classmethod
     def from_config(
-        cls, config: JudgeConfig, client: httpx.AsyncClient, storage: Storage | None
+        cls, config: JudgeConfig, client: httpx.AsyncClient, storage: EngineStore | None
     ) -> JudgeEngine:
         return cls(config, build_panel(config, client), storage)
 

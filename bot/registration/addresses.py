@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import quote, urlencode, urlsplit
 
+from bot.github.web import web_url
+
 __all__ = [
     "CALLBACK_PATH",
     "Addresses",
@@ -23,7 +25,6 @@ __all__ = [
     "addresses_for",
     "install_url",
     "new_app_url",
-    "web_url",
 ]
 
 CALLBACK_PATH = "/setup/callback"
@@ -96,17 +97,6 @@ def publicly_reachable(host: str) -> bool:
     except ValueError:
         return "." in name  # a bare name ("judge") resolves only on a local network
     return address.is_global
-
-
-def web_url(api_url: str) -> str:
-    """GitHub's web address for a REST API address."""
-    parts = urlsplit(api_url)
-    host, path = parts.netloc, parts.path.rstrip("/")
-    if path.endswith("/api/v3"):
-        path = path.removesuffix("/api/v3")
-    elif not path and host.lower().startswith("api."):
-        host = host[len("api.") :]
-    return f"{parts.scheme}://{host}{path}"
 
 
 def new_app_url(api_url: str, org: str | None, state: str) -> str:

@@ -21,13 +21,6 @@ import aiohttp
 from aiohttp import web
 
 from bot.judge.tier_status import TierBoard
-from bot.pages import (
-    Registered,
-    RegistrationForm,
-    render_problem_page,
-    render_registered_page,
-    render_setup_page,
-)
 from bot.registration.addresses import (
     CALLBACK_PATH,
     addresses_for,
@@ -42,6 +35,13 @@ from bot.registration.env_file import (
     save_credentials,
 )
 from bot.registration.manifest import ManifestError, find_manifest, load_manifest
+from bot.registration.pages import (
+    Registered,
+    RegistrationForm,
+    render_problem_page,
+    render_registered_page,
+    render_setup_page,
+)
 from bot.registration.state_token import StateCheck, StateSigner
 from bot.settings import Settings
 

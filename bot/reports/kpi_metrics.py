@@ -31,7 +31,7 @@ from bot.reports.facts import RecordFact
 from bot.reports.kpis import Calibration, ScopeReport, calibrate
 from bot.reports.measures import Rate
 from bot.reports.model_kpis import GroupFigures
-from bot.reports.report_cli import collector_paused
+from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import Storage
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from bot.judge.console import _exclude_database, build_parser, main
+from bot.cli.judge import _exclude_database, build_parser, main
+from bot.cli.terminal import EXIT_STDOUT_CLOSED, guard_closed_stdout
 from bot.judge.engine import append_record
 from bot.judge.records import (
     Verdict,
     VerdictRecord,
 )
-from bot.judge.terminal import EXIT_STDOUT_CLOSED, guard_closed_stdout
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.verdict_builders import make_record

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.judge.pre_push import (
+from bot.cli.pre_push import (
     BLOCK_EXIT,
     HOOK_MARKER,
     Commit,

@@ -1,10 +1,10 @@
-"""Leaving quietly when the reader of stdout goes away (bot.judge.terminal)."""
+"""Leaving quietly when the reader of stdout goes away (bot.cli.terminal)."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.judge.terminal import EXIT_STDOUT_CLOSED, err, guard_closed_stdout, out
+from bot.cli.terminal import EXIT_STDOUT_CLOSED, err, guard_closed_stdout, out
 
 
 def test_a_closed_pipe_ends_the_command_quietly() -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from bot.github.web import web_url
 from bot.registration.addresses import (
     Source,
     addresses_for,
     install_url,
     new_app_url,
     publicly_reachable,
-    web_url,
 )
 
 PATH = "/api/github/webhooks"

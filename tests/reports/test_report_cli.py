@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import reports as cli
 from bot.judge.records import Tier, Verdict
-from bot.reports import report_cli as cli
 from bot.reports.calibration_view import render_calibration
 from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate
+from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.sqlite import SqliteStorage
 from tests.reports.seeded import NOW, QUICK, SEEDED, judgment, store_all, stored_of
@@ -179,7 +180,7 @@ def test_width_follows_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_collector_rests_only_while_a_report_runs() -> None:
     import gc
 
-    with cli.collector_paused():
+    with collector_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
 

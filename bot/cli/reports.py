@@ -14,23 +14,21 @@ stderr for a bad setting or a database that cannot be read.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import re
 import shutil
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from bot.database_command import run_on_database
-from bot.judge.terminal import err, out
+from bot.cli.database import run_on_database
+from bot.cli.terminal import err, out
 from bot.reports import sources
 from bot.reports.calibration_view import calibration_json, render_calibration
 from bot.reports.facts import RecordFact
 from bot.reports.kpis import calibrate
+from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import (
     OpenIssue,
@@ -64,20 +62,6 @@ class TriageInput:
     details: dict[int, StoredVerdict]
     subjects: dict[SubjectKey, Subject]
     open_issues: list[OpenIssue]
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The garbage collector at rest while a report runs. Tens of thousands of decoded
-    records stay alive together; the collector would walk them again and again as they
-    arrive (most of the command's time) and can find no garbage among them."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _width(args: argparse.Namespace) -> int | None:

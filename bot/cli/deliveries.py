@@ -18,8 +18,8 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from bot.database_command import CommandRefused, run_on_database
-from bot.judge.terminal import out
+from bot.cli.database import CommandRefused, run_on_database
+from bot.cli.terminal import out
 from bot.settings import DATABASE_FILE
 from bot.storage.base import Delivery, DeliveryStatus, Storage
 

@@ -24,8 +24,8 @@ from typing import Any
 import aiohttp
 
 from bot import __version__
+from bot.cli.terminal import err, out
 from bot.intake.proxy import local_webhook_url
-from bot.judge.terminal import err, out
 from bot.settings import SettingsError, load_settings
 from bot.storage.base import MAX_BODY_BYTES
 

@@ -1,9 +1,17 @@
-"""The `judge-bot` command: `serve` runs the App; the judge commands come from bot.judge.console,
-`deliveries list|retry` from bot.intake.deliveries_cli.
+"""The `judge-bot` command (`bot.cli:main`, also `python -m bot` and `python -m bot.cli`).
+
+    __init__    the parser, and `serve`: runs the App
+    judge       `judge`, `pre-push`, `install-hook`, `verdicts export`
+    pre_push    what the pre-push hook reads from git and decides
+    deliveries  `deliveries list|retry`
+    replay      `replay`: a stored or saved payload sent to a running App, signed
+    reports     `triage`, `calibrate`
+    database    opening the database for a command, and its one-line failures
+    terminal    output that survives a closed stdout
 
 Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
 commands read the same environment, the same `.env` and the same database. A closed
-stdout ends any command quietly (`bot.judge.terminal.guard_closed_stdout`).
+stdout ends any command quietly (`bot.cli.terminal.guard_closed_stdout`).
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
-from bot.intake import deliveries_cli, replay_cli
-from bot.judge import console as judge_console
+from bot.cli import deliveries as deliveries_cli
+from bot.cli import judge as judge_console
+from bot.cli import replay as replay_cli
+from bot.cli import reports as report_cli
+from bot.cli.terminal import guard_closed_stdout
 from bot.judge.config import JudgeConfig
-from bot.judge.terminal import guard_closed_stdout
 from bot.logs import configure_logging
-from bot.reports import report_cli
 from bot.settings import Settings, SettingsError, load_judge_config, load_settings
 from bot.settings.features import load_feature_settings
 from bot.storage.base import StorageUnavailable, describe_database
@@ -112,7 +121,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
 
     return guard_closed_stdout(command)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

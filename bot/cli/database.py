@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from bot.judge.terminal import err
+from bot.cli.terminal import err
 from bot.settings import SettingsError, load_database_url
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, describe_database
