@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
+from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
+from bot.judge.engine.seating import JudgePanel, Seat, build_panel
 from bot.judge.providers import Completion, LLMProvider
 from bot.judge.records import JudgedFile, TaskSpec
-from bot.judge.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
-from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
 

@@ -5,8 +5,8 @@ every installation.
     python benchmarks/markdown_inputs.py [--sizes 20000,200000] [--runs 5]
 
 Prints, for each hostile shape and size (characters on one line), the median time of
-`anchors()` and `links()` from `bot/judge/markdown.py` and of `read_research()` from
-`bot/judge/research_claims.py`, which reuses its code-span and heading parsing.
+`anchors()` and `links()` from `bot/judge/checks/markdown.py` and of `read_research()` from
+`bot/judge/checks/research_claims.py`, which reuses its code-span and heading parsing.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.judge.markdown import Link, anchors, links  # noqa: E402
-from bot.judge.research_claims import read_research  # noqa: E402
+from bot.judge.checks.markdown import Link, anchors, links  # noqa: E402
+from bot.judge.checks.research_claims import read_research  # noqa: E402
 
 
 def _repeat(unit: str, size: int) -> str:

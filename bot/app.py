@@ -34,8 +34,8 @@ from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
-from bot.judge.self_check import health_detail, self_check_ctx
-from bot.judge.tier_status import TierBoard, statuses_from_config
+from bot.judge.engine.self_check import health_detail, self_check_ctx
+from bot.judge.engine.tier_status import TierBoard, statuses_from_config
 from bot.judging.reactions import REACTIONS
 from bot.merging.queue_worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics

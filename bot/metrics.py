@@ -162,7 +162,7 @@ class Metrics:
             "judge_provider_model_available",
             "1 when the tier's model is in its provider's model list, 0 when it is missing "
             "(or the provider refused the key or could not be reached); absent while unknown. "
-            "Checked at start and hourly (bot/judge/self_check.py).",
+            "Checked at start and hourly (bot/judge/engine/self_check.py).",
             ["tier", "model"],
             registry=self.registry,
         )

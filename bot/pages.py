@@ -11,7 +11,7 @@ from functools import cache
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from bot.judge.tier_status import TierStatus
+from bot.judge.engine.tier_status import TierStatus
 from bot.settings import Settings
 from bot.storage.base import DeliveryStatus
 

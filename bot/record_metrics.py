@@ -9,8 +9,8 @@ Where the record says what is counted:
     cache hit     rounds (`round` >= 1) but no call: a verdict-cache hit repeats the cached
                   judgment's rounds with `calls` empty (bot/judge/engine.py)
     refusal       `round` 0 with `mode` throttled, budget, four-eyes or unconfigured
-                  (bot/judge/judgment.py); a mechanical reject is a verdict, not a refusal
-    call outcome  `CallStats.error`, the message bot/judge/rounds.py wrote for the round's
+                  (bot/judge/engine/judgment.py); a mechanical reject is a verdict, not a refusal
+    call outcome  `CallStats.error`, the message bot/judge/engine/rounds.py wrote for the round's
                   last attempt (None: it answered); `call_outcome` has the table
 """
 

@@ -18,7 +18,7 @@ from cachetools import LRUCache
 from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
-from bot.judge.research_settings import ResearchRules
+from bot.judge.rubrics.research_settings import ResearchRules
 from bot.metrics import Metrics
 from bot.notify.sender import Notifier
 from bot.settings.merge import MergeSettings, default_merge_settings

@@ -15,7 +15,7 @@ import pytest
 
 from bot.credentials import REDACTED, SHAPES, find_secrets, redact, scan_lines
 from bot.gfm import scrub_secrets
-from bot.judge.mechanical import run_mechanical_checks
+from bot.judge.checks.mechanical import run_mechanical_checks
 from bot.judge.records import JudgedFile
 from bot.logs import SecretScrubber
 

@@ -16,7 +16,8 @@ import pytest
 
 from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine, JudgeRequest
-from bot.judge.parsing import ParseError
+from bot.judge.engine.rounds import AttemptError, attempt_outcome, attempt_refusal
+from bot.judge.engine.seating import build_panel
 from bot.judge.providers import (
     EmptyAnswer,
     MalformedResponse,
@@ -27,8 +28,7 @@ from bot.judge.providers import (
     ProviderTransportError,
 )
 from bot.judge.records import JudgedFile, TaskSpec, Tier, Verdict, VerdictRecord
-from bot.judge.rounds import AttemptError, attempt_outcome, attempt_refusal
-from bot.judge.seating import build_panel
+from bot.judge.rubrics.parsing import ParseError
 from bot.metrics import Metrics
 from bot.record_metrics import call_outcome, mode_label, observe_record
 from bot.storage.sqlite import SqliteStorage
@@ -378,7 +378,7 @@ def _http(status: int) -> ProviderHTTPError:
     ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),
 )
 def test_every_message_rounds_writes_has_its_outcome(error: AttemptError, outcome: str) -> None:
-    """Read from the messages bot/judge/rounds.py really writes, so a reworded message
+    """Read from the messages bot/judge/engine/rounds.py really writes, so a reworded message
     cannot quietly turn into `error`."""
     assert call_outcome(attempt_outcome(error, timeout=45).error) == outcome
 

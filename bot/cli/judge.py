@@ -49,7 +49,7 @@ from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.record_table import render_table
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, VerdictRecord
-from bot.judge.research_settings import ResearchRules, ResearchSettings
+from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
 from bot.settings import (
     DATABASE_FILE,
     SettingsError,

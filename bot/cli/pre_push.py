@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.judge.engine import JudgeRequest
-from bot.judge.judgment import record_go_no_go
+from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
 from bot.judge.watched_authors import is_listed_author
 

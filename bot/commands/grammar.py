@@ -11,7 +11,7 @@ indentation). Only a command a person sees as one counts, so quoting, documentin
 hiding a command never runs it: lines inside fenced code blocks, quoted (`>`) lines
 and the lazy continuation lines GitHub draws inside the quote, lines inside HTML
 comments (`<!-- ... -->`, across lines too) and lines indented as code (four spaces or
-a tab) are ignored (`bot.judge.markdown.shown_lines` decides what is shown). Any other
+a tab) are ignored (`bot.judge.checks.markdown.shown_lines` decides what is shown). Any other
 `/judge ...` line is an `invalid` command, answered with help.
 Who may run what is `bot.commands.policy`; what a command then does is `bot.commands.plan`.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.gfm import cell, one_line
-from bot.judge.markdown import shown_lines
+from bot.judge.checks.markdown import shown_lines
 from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP
 
 CommandKind = Literal["override", "rerun", "help", "invalid"]

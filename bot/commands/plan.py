@@ -22,7 +22,7 @@ from bot.commands.policy import authorize
 from bot.commands.replies import render_help, render_override_reply, render_refusal
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
-from bot.judge.judgment import record_go_no_go
+from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.check_run import CheckRunOutput, render_check_run, render_override
 from bot.judging.conclusion import run_cause

@@ -38,7 +38,7 @@ from bot.dashboard.reading import read_sources
 from bot.dashboard.render import render_dashboard, render_message, render_sign_in
 from bot.dashboard.view import DashboardView, build_view
 from bot.github.web import web_url
-from bot.judge.tier_status import TierStatus
+from bot.judge.engine.tier_status import TierStatus
 from bot.pages import tier_rows
 from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds

@@ -160,6 +160,11 @@ async def remember_issue(storage: Storage, target: Target, number: int, state: s
     )
 
 
+async def tasks_known(storage: Storage, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every task's remembered issue whose key starts with `prefix` (`task_key`), by key."""
+    return await storage.kv_list(BY_TASK, prefix)
+
+
 async def change_for_issue(storage: Storage, repository: str, number: int) -> dict[str, Any] | None:
     """The task, head sha and pull request a disagreement issue is about, if it is ours."""
     return await storage.kv_get(BY_ISSUE, issue_key(repository, number))

@@ -14,7 +14,7 @@ when it has a model and a base URL. Families default to
 
 A tier (or an alternate, `claude-cli:sonnet`) whose provider is `claude-cli` or
 `opencode-cli` runs a local command instead (`JUDGE_CLAUDE_CLI`, `JUDGE_OPENCODE_CLI`;
-bot/judge/cli_provider.py): it needs no base URL and is sent no key.
+bot/judge/providers/agent_cli.py): it needs no base URL and is sent no key.
 
 `JUDGE_<TIER>_MAX_OUTPUT_TOKENS` overrides `JUDGE_MAX_OUTPUT_TOKENS` for one tier (and its
 alternates): a reasoning model spends output tokens on its thinking before it answers.

@@ -23,7 +23,7 @@ Field meanings that are easy to misread:
   verdicts, CI results, diffs, files): each piece's size in characters and how many
   reached each tier that ran; `trimmed` when a tier's budget cut it.
 * `go_no_go` is the phase A/B pre-push label: GO, NO-GO or UNDETERMINED, read from the
-  scores of the deciding judgment (bot/judge/judgment.py `go_no_go` has the rule), not
+  scores of the deciding judgment (bot/judge/engine/judgment.py `go_no_go` has the rule), not
   from `final_decision`: an escalate whose judges scored below 3 is NO-GO.
 
 Records are written as one compact JSON line (`to_jsonl`). The JSON Schema
@@ -269,7 +269,7 @@ def fingerprint(files: Iterable[JudgedFile]) -> str | None:
 def go_no_go_of(verdict: Verdict) -> GoNoGo:
     """The label of a decision with no judgment to read: a human override (accept GO,
     reject NO-GO), a mechanical reject, a judgment nobody answered (undetermined).
-    Where judges answered, their scores decide (`bot.judge.judgment.go_no_go`)."""
+    Where judges answered, their scores decide (`bot.judge.engine.judgment.go_no_go`)."""
     if verdict is Verdict.ACCEPT:
         return "GO"
     if verdict in (Verdict.IMPROVE, Verdict.REJECT):

@@ -24,8 +24,8 @@ from typing import Any
 from bot.github.gateway import RepoGateway
 from bot.github.review_query import HeadQuery
 from bot.github.types import ChangedPath, CiCheck, CommitInfo, LinkedIssue, Remark, RemoteFile
+from bot.judge.engine.review_context import FileDiff
 from bot.judge.records import JudgedFile
-from bot.judge.review_context import FileDiff
 from bot.judging import diffs, rules
 from bot.judging.repo_config import LeftOut, RepoConfig
 from bot.judging.target import Target

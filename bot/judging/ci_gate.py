@@ -26,7 +26,7 @@ from typing import Any
 from bot.credentials import redact
 from bot.gfm import code, plural
 from bot.github.types import CiCheck
-from bot.judge.review_context import FAILING_STATES, CiResult
+from bot.judge.engine.review_context import FAILING_STATES, CiResult
 from bot.judging.check_run import CHECK_NAME, CheckRunOutput
 from bot.judging.run_notices import render_waiting_for_ci
 from bot.judging.target import Target

@@ -46,7 +46,7 @@ def conclusion_for(verdict: Verdict, mode: Mode) -> str:
 
 class Cause(StrEnum):
     """Why a record has its verdict, as far as the conclusion cares. Every value but
-    JUDGES is a `mode` that bot.judge.judgment writes when no model was asked."""
+    JUDGES is a `mode` that bot.judge.engine.judgment writes when no model was asked."""
 
     JUDGES = "judges"  # the judges were asked; undetermined then means they failed
     THROTTLED = "throttled"
@@ -61,7 +61,7 @@ class Cause(StrEnum):
 # None of them may pass a required check.
 REFUSALS = frozenset({Cause.THROTTLED, Cause.BUDGET, Cause.FOUR_EYES})
 
-# bot.judge.rounds gives up a round with this when the day's model calls run out
+# bot.judge.engine.rounds gives up a round with this when the day's model calls run out
 # between attempts; the judges were stopped by the budget, not failing.
 _BUDGET_CUT = "daily model-call budget"
 

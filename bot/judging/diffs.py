@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.github.types import ChangedPath, RemoteFile
-from bot.judge.review_context import FileDiff
+from bot.judge.engine.review_context import FileDiff
 
 NOTE_TRUNCATED = "patch truncated by GitHub; computed from the base and head files"
 NOTE_COMPUTED = "computed from the base and head files"

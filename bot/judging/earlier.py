@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.judge.judgment import deciding_round
+from bot.judge.engine.judgment import deciding_round
+from bot.judge.engine.review_context import EarlierVerdict
 from bot.judge.records import RubricName, VerdictRecord
-from bot.judge.review_context import EarlierVerdict
 
 EARLIER_SHAS = 3
 REASONING_LIMIT = 300

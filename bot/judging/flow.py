@@ -52,7 +52,7 @@ from bot.intake.dispatch import Context
 from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine
 from bot.judge.records import VerdictRecord, fingerprint
-from bot.judge.research_settings import ResearchRules
+from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judging import change_fetch, ci_gate, rules
 from bot.judging.change_fetch import HeadRead
 from bot.judging.check_run import CheckDetails, CheckRunOutput, render_check_run

@@ -15,9 +15,9 @@ from typing import Any
 
 from bot.github.types import CommitInfo, LinkedIssue, Remark
 from bot.judge.engine import JudgeRequest
+from bot.judge.engine.review_context import CiResult, FileDiff, ReviewContext
 from bot.judge.records import JudgedFile, RubricName, TaskSpec
-from bot.judge.research_settings import ResearchRules
-from bot.judge.review_context import CiResult, FileDiff, ReviewContext
+from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judging.earlier import earlier_verdicts
 from bot.judging.remarks import binding_remarks
 from bot.judging.repo_config import RepoConfig, rubric_for

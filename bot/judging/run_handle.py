@@ -32,7 +32,13 @@ from bot.judge.config import Mode
 from bot.judge.records import VerdictRecord
 from bot.judging import rules
 from bot.judging.check_run import CHECK_NAME, CheckRunOutput, render_in_progress
-from bot.judging.state import ShaState, load_state, put_state_if_absent, save_state
+from bot.judging.state import (
+    ShaState,
+    forget_state,
+    load_state,
+    put_state_if_absent,
+    save_state,
+)
 from bot.judging.target import Target, people_of
 from bot.storage.base import DeliveryStatus, Storage
 
@@ -85,6 +91,14 @@ async def claim(
 def already_completed(state: ShaState, owner: str) -> bool:
     """This delivery completed the sha's run before (its retry after a crash)."""
     return state.completed_by == owner and state.check_run_id is not None
+
+
+async def forget_sha(storage: Storage, key: str) -> None:
+    """Everything judging remembers of a sha (its state, then its run and who created it),
+    for a commit that is gone (a merge group that was not merged)."""
+    await forget_state(storage, key)
+    for namespace in (RUN_NAMESPACE, CREATOR_NAMESPACE):
+        await storage.kv_delete(namespace, key)
 
 
 async def load_run(storage: Storage, key: str) -> RunRow | None:

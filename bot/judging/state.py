@@ -133,6 +133,10 @@ async def put_state_if_absent(storage: Storage, key: str, state: ShaState) -> bo
     return await storage.kv_put_if_absent(STATE_NAMESPACE, key, row)
 
 
+async def forget_state(storage: Storage, key: str) -> None:
+    await storage.kv_delete(STATE_NAMESPACE, key)
+
+
 async def claim_ci_rerun(storage: Storage, key: str, state: ShaState, owner: str) -> bool:
     """Whether this delivery judges a sha again now that its CI reran: the first of the
     webhooks that end one wait (a check run, its suite, a status) takes it; a retry of

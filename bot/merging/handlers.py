@@ -36,15 +36,14 @@ from bot.judging.config_store import load_repo_config
 from bot.judging.flow import judge_target
 from bot.judging.repo_config import RepoConfig
 from bot.judging.run_handle import (
-    CREATOR_NAMESPACE,
-    RUN_NAMESPACE,
     Abandoned,
     RunHandle,
     already_completed,
     claim,
+    forget_sha,
 )
 from bot.judging.run_notices import render_nothing_to_judge
-from bot.judging.state import STATE_NAMESPACE, ShaState, load_state, state_key
+from bot.judging.state import ShaState, load_state, state_key
 from bot.judging.target import Target, task_ref
 from bot.merging.approval import admit, queue_key
 from bot.merging.eligibility import PullFacts, is_approval, merge_policy
@@ -348,5 +347,4 @@ async def on_merge_group_destroyed(event: Event, context: Context) -> None:
         return
     repository = str(event.data["repository"]["full_name"])
     key = state_key(repository, str(event.data["merge_group"]["head_sha"]))
-    for namespace in (STATE_NAMESPACE, RUN_NAMESPACE, CREATOR_NAMESPACE):
-        await context.storage.kv_delete(namespace, key)
+    await forget_sha(context.storage, key)

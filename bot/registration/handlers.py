@@ -20,7 +20,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from bot.judge.tier_status import TierBoard
+from bot.judge.engine.tier_status import TierBoard
 from bot.registration.addresses import (
     CALLBACK_PATH,
     addresses_for,

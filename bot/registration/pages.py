@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.judge.tier_status import TierStatus
+from bot.judge.engine.tier_status import TierStatus
 from bot.pages import environment, tier_rows
 from bot.registration.addresses import Addresses
 from bot.registration.env_file import Saved

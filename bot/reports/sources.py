@@ -14,7 +14,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from bot.disagreement.lifecycle import open_number, task_key
-from bot.disagreement.sync import BY_TASK
+from bot.disagreement.sync import tasks_known
 from bot.judging.state import ShaState, load_state, state_key
 from bot.reports.facts import RecordFact, facts_of_rows
 from bot.reports.triage import OpenIssue, Subject, SubjectKey
@@ -83,7 +83,7 @@ async def open_issues(storage: Storage, repository: str | None = None) -> list[O
     name is shown so unless it is the one asked for."""
     prefix = "" if repository is None else task_key(repository, "")
     issues = []
-    for key, known in await storage.kv_list(BY_TASK, prefix):
+    for key, known in await tasks_known(storage, prefix):
         number = open_number(known)
         name, separator, task = key.partition("|")
         if number is None or not separator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.judge.research_settings import ResearchRules, ResearchSettings
+from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
 from bot.settings import load_judge_section
 from bot.settings.merge import MergeSettings, default_merge_settings
 from bot.settings.notify import NotifySettings

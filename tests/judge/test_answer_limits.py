@@ -1,4 +1,4 @@
-"""What a provider may send back is bounded (`answer_limit` in bot/judge/provider_http.py).
+"""What a provider may send back is bounded (`answer_limit` in bot/judge/providers/http.py).
 
 Real loopback servers (the fake LLM servers, raw apps for odd bodies) and a stand-in CLI
 send more than the limit: whole, streamed without a Content-Length, compressed, as an
@@ -24,7 +24,7 @@ from aiohttp import web
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
-from bot.judge.provider_http import _DeflateInflater, answer_limit
+from bot.judge.engine.seating import build_panel
 from bot.judge.providers import (
     MalformedResponse,
     ProviderHTTPError,
@@ -32,8 +32,8 @@ from bot.judge.providers import (
     ProviderTransportError,
     make_provider,
 )
+from bot.judge.providers.http import _DeflateInflater, answer_limit
 from bot.judge.records import JudgedFile, TaskSpec, Verdict
-from bot.judge.seating import build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES, SCHEMA, Handler

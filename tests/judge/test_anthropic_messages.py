@@ -1,4 +1,4 @@
-"""The Anthropic Messages provider (`bot/judge/anthropic_messages.py`) against servers on
+"""The Anthropic Messages provider (`bot/judge/providers/anthropic_messages.py`) against servers on
 loopback: where the key, version and system prompt go, its errors, and odd content blocks."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.anthropic_messages import AnthropicMessagesProvider
-from bot.judge.provider_http import (
+from bot.judge.providers.anthropic_messages import AnthropicMessagesProvider
+from bot.judge.providers.http import (
     EmptyAnswer,
     ProviderHTTPError,
     ProviderRateLimited,

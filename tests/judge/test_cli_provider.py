@@ -1,4 +1,4 @@
-"""The CLI providers (`bot/judge/cli_provider.py`) against stand-in executables: small
+"""The CLI providers (`bot/judge/providers/agent_cli.py`) against stand-in executables: small
 Python scripts that behave like `claude -p` and `opencode run` in each case (an answer, a
 structured answer, an error envelope, garbage, a hang, a crash), and record what they
 were given."""
@@ -16,14 +16,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.cli_provider import (
-    CLIProvider,
-    claude_invocation,
-    opencode_invocation,
-    read_claude_output,
-    read_opencode_output,
-)
-from bot.judge.provider_http import answer_limit
 from bot.judge.providers import (
     EmptyAnswer,
     MalformedResponse,
@@ -32,6 +24,14 @@ from bot.judge.providers import (
     ProviderTransportError,
     make_provider,
 )
+from bot.judge.providers.agent_cli import (
+    CLIProvider,
+    claude_invocation,
+    opencode_invocation,
+    read_claude_output,
+    read_opencode_output,
+)
+from bot.judge.providers.http import answer_limit
 from tests.support.provider_helpers import MESSAGES, SCHEMA
 
 # Every stand-in first records its arguments, stdin, working directory and the

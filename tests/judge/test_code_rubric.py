@@ -1,4 +1,4 @@
-"""The code rubric (`bot/judge/code_rubric.py`): weighted dimensions, major issues and low
+"""The code rubric (`bot/judge/rubrics/code.py`): weighted dimensions, major issues and low
 confidence, checked over a grid straddling both thresholds and at each named boundary."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.judge.code_rubric import CodeRubric, CodeThresholds
-from bot.judge.parsing import ParseError
 from bot.judge.records import Verdict
+from bot.judge.rubrics.code import CodeRubric, CodeThresholds
+from bot.judge.rubrics.parsing import ParseError
 
 
 def code_obj(

@@ -1,4 +1,4 @@
-"""The completion rubric (`bot/judge/completion_rubric.py`): the truth table over pass, missing
+"""The completion rubric (`bot/judge/rubrics/completion.py`): the truth table over pass, missing
 items, questions and progress, its options, and the reply shapes it accepts or refuses."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot.judge.completion_rubric import CompletionRubric, CompletionThresholds
-from bot.judge.parsing import ParseError
 from bot.judge.records import Verdict
+from bot.judge.rubrics.completion import CompletionRubric, CompletionThresholds
+from bot.judge.rubrics.parsing import ParseError
 from tests.support.rubric_helpers import completion
 
 

@@ -8,11 +8,11 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.judge.cli_provider import CLIProvider
 from bot.judge.config import JudgeConfig, parse_alternate
+from bot.judge.engine.seating import build_panel
+from bot.judge.engine.tier_status import statuses_from_config
+from bot.judge.providers.agent_cli import CLIProvider
 from bot.judge.records import Tier
-from bot.judge.seating import build_panel
-from bot.judge.tier_status import statuses_from_config
 
 Q, D, T = Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER
 

@@ -1,4 +1,4 @@
-"""The content rubric (`bot/judge/content_rubric.py`): every score combination and boundary,
+"""The content rubric (`bot/judge/rubrics/content.py`): every score combination and boundary,
 decided from the scores and never from the model's label."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from bot.judge.content_rubric import ContentRubric, ContentThresholds, content_verdict
 from bot.judge.records import Verdict
+from bot.judge.rubrics.content import ContentRubric, ContentThresholds, content_verdict
 from tests.support.rubric_helpers import DIMS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.judge.context_budget import KEEP_ORDER, Piece, allot, share
+from bot.judge.engine.context_budget import KEEP_ORDER, Piece, allot, share
 from bot.judge.records import RubricName
 
 

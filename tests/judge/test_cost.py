@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from bot.judge.cost import (
+from bot.judge.engine.cost import (
     Limits,
     SeatKey,
     Usage,
@@ -20,8 +20,8 @@ from bot.judge.cost import (
     hour_window_start,
     usage_scopes,
 )
+from bot.judge.engine.review_context import CiResult, ReviewContext
 from bot.judge.records import JudgedFile, TaskSpec
-from bot.judge.review_context import CiResult, ReviewContext
 
 TASK = TaskSpec(task_id="t-1", description="d", acceptance="a", directives=["x"])
 FILES = [JudgedFile(path="a.md", content="A"), JudgedFile(path="b.md", content="B")]

@@ -9,8 +9,8 @@ import pytest
 
 from bot.judge.authorship import detect_authoring_families
 from bot.judge.config import JudgeConfig
+from bot.judge.engine.seating import build_panel, seat_panel
 from bot.judge.records import Tier
-from bot.judge.seating import build_panel, seat_panel
 
 
 @pytest.fixture(autouse=True)

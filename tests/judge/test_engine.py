@@ -15,9 +15,9 @@ import pytest
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
+from bot.judge.engine.seating import JudgePanel, Seat, build_panel
 from bot.judge.providers import ProviderError
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict, VerdictRecord
-from bot.judge.seating import JudgePanel, Seat, build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 

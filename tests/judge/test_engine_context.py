@@ -11,9 +11,9 @@ import pytest
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
+from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
+from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict
-from bot.judge.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
-from bot.judge.seating import build_panel
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 

@@ -68,7 +68,7 @@ async def test_the_mechanical_checks_run_off_the_event_loop(
     every other webhook and judgment of the App while they ran."""
     import threading
 
-    from bot.judge.mechanical import run_mechanical_checks as real
+    from bot.judge.checks.mechanical import run_mechanical_checks as real
 
     checked_on: list[threading.Thread] = []
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bot.judge.injection import (
+from bot.judge.checks.injection import (
     closing_delimiter,
     detect_injection,
     detect_task_injection,

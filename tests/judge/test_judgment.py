@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.judge.judgment import (
+from bot.judge.engine.judgment import (
     NOT_CONFIGURED_NOTE,
     Settled,
     admission_refused,
@@ -23,9 +23,9 @@ from bot.judge.judgment import (
     verdict_record,
     with_unseated_reason,
 )
-from bot.judge.protocol import Decision, RoundResult
+from bot.judge.engine.seating import Seat, Seating
+from bot.judge.engine.tiers import Decision, RoundResult
 from bot.judge.records import Finding, RoundRecord, RubricName, Tier, Verdict
-from bot.judge.seating import Seat, Seating
 
 
 def finding(kind: str, severity: str = "hard", source: str = "mechanical") -> Finding:

@@ -1,11 +1,11 @@
-"""Reading Markdown for the link checks (`bot/judge/markdown.py`): GitHub's heading slugs, the
-anchors a file defines, and every link form it contains."""
+"""Reading Markdown for the link checks (`bot/judge/checks/markdown.py`): GitHub's heading
+slugs, the anchors a file defines, and every link form it contains."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.judge.markdown import anchors, links, shown_lines, slug, unfenced_lines
+from bot.judge.checks.markdown import anchors, links, shown_lines, slug, unfenced_lines
 
 
 @pytest.mark.parametrize(

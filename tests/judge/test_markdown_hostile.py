@@ -1,4 +1,4 @@
-"""Lines written to make the Markdown reading backtrack (`bot/judge/markdown.py` and the
+"""Lines written to make the Markdown reading backtrack (`bot/judge/checks/markdown.py` and the
 patterns that read author or model text beside it): they give the right headings,
 anchors and links, and a 200 KB (or larger) one is read in a blink rather than in the
 minutes or hours the old patterns took, which would have stalled the App's event loop."""
@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.judge import injection, parsing
-from bot.judge.markdown import anchors, blank_code_spans, code_spans, links
-from bot.judge.research_claims import read_research
+from bot.judge.checks import injection
+from bot.judge.checks.markdown import anchors, blank_code_spans, code_spans, links
+from bot.judge.checks.research_claims import read_research
+from bot.judge.rubrics import parsing
 from bot.judging.annotations import line_ref
 from tests.support.hostile_runner import assert_each_finishes
 

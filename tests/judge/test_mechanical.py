@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.credentials import is_placeholder, redact
-from bot.judge.mechanical import check_task, has_hard_failure, run_mechanical_checks
+from bot.judge.checks.mechanical import check_task, has_hard_failure, run_mechanical_checks
 from bot.judge.records import Finding, JudgedFile, TaskSpec
 
 # Marker words are assembled so this file does not itself trip a marker grep.

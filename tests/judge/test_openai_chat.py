@@ -1,4 +1,4 @@
-"""The OpenAI chat-completions provider (`bot/judge/openai_chat.py`) against servers on
+"""The OpenAI chat-completions provider (`bot/judge/providers/openai_chat.py`) against servers on
 loopback: the request it sends, the structured-output fallback and what it remembers,
 negotiated sampling parameters, and how it reads a server's error."""
 
@@ -12,13 +12,13 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.openai_chat import (
+from bot.judge.providers.http import ProviderHTTPError
+from bot.judge.providers.openai_chat import (
     OpenAIChatProvider,
     OutputMode,
     StructuredOutputMemory,
     error_info,
 )
-from bot.judge.provider_http import ProviderHTTPError
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES, SCHEMA, Handler
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.judge.parsing import (
+from bot.judge.rubrics import CodeRubric, CompletionRubric, ContentRubric
+from bot.judge.rubrics.parsing import (
     ParseError,
     extract_json_object,
     norm_key,
@@ -15,7 +16,6 @@ from bot.judge.parsing import (
     to_int_score,
     to_number,
 )
-from bot.judge.rubrics import CodeRubric, CompletionRubric, ContentRubric
 
 CONTENT = ContentRubric()
 GOOD = {
@@ -316,7 +316,7 @@ def test_to_int_score_range_is_inclusive() -> None:
 
 
 def test_non_string_keys_cannot_occur_but_are_refused() -> None:
-    from bot.judge.parsing import normalized
+    from bot.judge.rubrics.parsing import normalized
 
     with pytest.raises(ParseError):
         normalized({1: "a"})  # type: ignore[dict-item]

@@ -1,4 +1,4 @@
-"""Replies written to make the verdict search (`bot/judge/parsing.py`) and the completion
+"""Replies written to make the verdict search (`bot/judge/rubrics/parsing.py`) and the completion
 rubric's list merging quadratic: braces that never close, objects that never decode,
 many verdict objects, long lists. Each is read in about a second where the old code
 took minutes on the App's event loop; and the shapes a model really writes around
@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from bot.judge.completion_rubric import CompletionRubric
-from bot.judge.parsing import (
+from bot.judge.rubrics import ContentRubric
+from bot.judge.rubrics.completion import CompletionRubric
+from bot.judge.rubrics.parsing import (
     _FAILED_DECODES_LIMIT,
     ParseError,
     extract_json_object,
     parse_answer,
 )
-from bot.judge.rubrics import ContentRubric
 from tests.support.hostile_runner import assert_each_finishes
 from tests.support.rubric_helpers import completion
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from bot.judge.prompts import (
+from bot.judge.engine.prompts import (
     CI_LISTED,
     EARLIER_LIMIT,
     Shown,
     build_messages,
     compose_messages,
 )
+from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.records import JudgedFile, TaskSpec, Tier
-from bot.judge.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.rubrics import get_rubric
 
 NONCE = "n" * 16

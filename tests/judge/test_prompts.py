@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from bot.judge.injection import closing_delimiter
-from bot.judge.prompts import (
+from bot.judge.checks.injection import closing_delimiter
+from bot.judge.engine.prompts import (
     PROMPT_VERSION,
     REASONING_LIMIT,
     TASK_TEXT_LIMIT,

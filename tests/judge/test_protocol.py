@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
+from bot.judge.engine.tiers import Decision, RoundResult, RunTier, next_step
 from bot.judge.records import Tier, Verdict
 
 A, IM, R, E, U = (

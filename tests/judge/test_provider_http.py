@@ -1,4 +1,4 @@
-"""What both wire protocols share (`bot/judge/provider_http.py`): every way a call goes wrong
+"""What both wire protocols share (`bot/judge/providers/http.py`): every way a call goes wrong
 becomes one `ProviderError` subclass, and the API key never reaches a message, a chained
 exception or a repr."""
 
@@ -10,8 +10,8 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.openai_chat import OpenAIChatProvider
-from bot.judge.provider_http import (
+from bot.judge.providers import make_provider
+from bot.judge.providers.http import (
     EmptyAnswer,
     MalformedResponse,
     ProviderHTTPError,
@@ -19,7 +19,7 @@ from bot.judge.provider_http import (
     ProviderTimeout,
     ProviderTransportError,
 )
-from bot.judge.providers import make_provider
+from bot.judge.providers.openai_chat import OpenAIChatProvider
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES, Handler
 

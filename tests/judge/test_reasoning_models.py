@@ -9,10 +9,10 @@ import json
 import httpx
 import pytest
 
-from bot.judge.openai_chat import OpenAIChatProvider
-from bot.judge.parsing import ParseError, answer_text, extract_json_object, parse_answer
-from bot.judge.provider_http import EmptyAnswer
+from bot.judge.providers.http import EmptyAnswer
+from bot.judge.providers.openai_chat import OpenAIChatProvider
 from bot.judge.rubrics import ContentRubric
+from bot.judge.rubrics.parsing import ParseError, answer_text, extract_json_object, parse_answer
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES
 

@@ -1,4 +1,4 @@
-"""Reading a research file's claims, sources and confidence (`bot/judge/research_claims.py`),
+"""Reading a research file's claims, sources and confidence (`bot/judge/checks/research_claims.py`),
 and the findings each threshold produces, as tables."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from bot.judge.research_claims import (
+from bot.judge.checks.research_claims import (
     Claim,
     Confidence,
     ResearchReport,
@@ -22,7 +22,7 @@ from bot.judge.research_claims import (
     urls_in,
     verifiable_ratio,
 )
-from bot.judge.research_settings import ResearchRules
+from bot.judge.rubrics.research_settings import ResearchRules
 
 GOOD = """\
 # Does caching cut latency?

@@ -12,9 +12,9 @@ import pytest
 
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
+from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict
-from bot.judge.research_settings import ResearchOverrides, ResearchRules
-from bot.judge.seating import build_panel
+from bot.judge.rubrics.research_settings import ResearchOverrides, ResearchRules
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 

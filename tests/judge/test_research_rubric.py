@@ -1,4 +1,4 @@
-"""The research rubric (`bot/judge/research_rubric.py`): every score combination, with and
+"""The research rubric (`bot/judge/rubrics/research.py`): every score combination, with and
 without unsupported claims, decided from the scores and never from the model's label."""
 
 from __future__ import annotations
@@ -9,16 +9,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bot.judge.judgment import go_no_go
-from bot.judge.parsing import ParseError, parse_answer
+from bot.judge.engine.judgment import go_no_go
 from bot.judge.records import RoundRecord, RubricName, Tier, Verdict
-from bot.judge.research_rubric import (
+from bot.judge.rubrics import ContentThresholds, get_rubric
+from bot.judge.rubrics.parsing import ParseError, parse_answer
+from bot.judge.rubrics.research import (
     RESEARCH_DIMENSIONS,
     ResearchRubric,
     ResearchThresholds,
     research_verdict,
 )
-from bot.judge.rubrics import ContentThresholds, get_rubric
 
 ALL_COMBOS = list(itertools.product(range(1, 6), repeat=4))
 

@@ -1,4 +1,4 @@
-"""The research thresholds (`bot/judge/research_settings.py`): JUDGE_RESEARCH_* through the
+"""The research thresholds (`bot/judge/rubrics/research_settings.py`): JUDGE_RESEARCH_* through the
 one settings loader, a repository's `research:` overrides, and the value they make."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from bot.judge.research_settings import ResearchOverrides, ResearchRules, ResearchSettings
+from bot.judge.rubrics.research_settings import ResearchOverrides, ResearchRules, ResearchSettings
 from bot.settings import SettingsError, load_judge_section
 
 SEED_DEFAULTS = {

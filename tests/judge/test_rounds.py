@@ -6,8 +6,16 @@ from typing import Any
 
 import pytest
 
-from bot.judge import provider_http
-from bot.judge.parsing import ParseError
+from bot.judge.engine.rounds import (
+    AttemptError,
+    GiveUp,
+    Retry,
+    Tally,
+    attempt_outcome,
+    attempt_refusal,
+    round_record,
+)
+from bot.judge.engine.seating import Seat, Seating
 from bot.judge.providers import (
     EmptyAnswer,
     MalformedResponse,
@@ -18,18 +26,10 @@ from bot.judge.providers import (
     ProviderTimeout,
     ProviderTransportError,
 )
+from bot.judge.providers import http as provider_http
 from bot.judge.records import CallStats, Tier, Verdict
-from bot.judge.rounds import (
-    AttemptError,
-    GiveUp,
-    Retry,
-    Tally,
-    attempt_outcome,
-    attempt_refusal,
-    round_record,
-)
 from bot.judge.rubrics import RubricAnswer, get_rubric
-from bot.judge.seating import Seat, Seating
+from bot.judge.rubrics.parsing import ParseError
 
 WHO = {"provider": "openai", "model": "m"}
 

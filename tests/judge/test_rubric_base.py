@@ -1,12 +1,12 @@
-"""What every rubric shares (`bot/judge/rubric_base.py`): the phase A/B GO/NO-GO label and
+"""What every rubric shares (`bot/judge/rubrics/base.py`): the phase A/B GO/NO-GO label and
 the answer a rubric parses a reply into."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.judge.content_rubric import ContentRubric
-from bot.judge.rubric_base import RubricAnswer, go_no_go
+from bot.judge.rubrics.base import RubricAnswer, go_no_go
+from bot.judge.rubrics.content import ContentRubric
 from tests.support.rubric_helpers import DIMS
 
 

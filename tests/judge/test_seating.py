@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from bot.judge.engine.seating import JudgePanel, Seat, seat_panel
 from bot.judge.records import Tier
-from bot.judge.seating import JudgePanel, Seat, seat_panel
 
 
 class _UnusedProvider:

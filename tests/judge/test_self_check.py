@@ -1,4 +1,4 @@
-"""The provider self-check (`bot/judge/self_check.py`): the pure comparison as tables, the
+"""The provider self-check (`bot/judge/engine/self_check.py`): the pure comparison as tables, the
 model lists of both protocols against the fake LLM servers and odd loopback servers, and
 the refresher's board, gauge and once-only logging."""
 
@@ -14,10 +14,9 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge import self_check
 from bot.judge.config import JudgeConfig
-from bot.judge.records import Tier
-from bot.judge.self_check import (
+from bot.judge.engine import self_check
+from bot.judge.engine.self_check import (
     ModelListing,
     SelfCheck,
     checked_status,
@@ -28,7 +27,8 @@ from bot.judge.self_check import (
     names_by_closeness,
     self_check_ctx,
 )
-from bot.judge.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.records import Tier
 from bot.metrics import Metrics
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer
 from tests.support.provider_helpers import Handler
@@ -299,7 +299,7 @@ async def test_a_missing_model_is_shown_counted_and_logged_once(
     board = TierBoard(statuses_from_config(config))
     metrics = Metrics()
     check = SelfCheck(board, config, http, metrics)
-    with caplog.at_level(logging.INFO, logger="bot.judge.self_check"):
+    with caplog.at_level(logging.INFO, logger="bot.judge.engine.self_check"):
         await check.check_once()
         await check.check_once()
     quick, deep, tiebreaker = board.current()
@@ -316,7 +316,7 @@ async def test_a_missing_model_is_shown_counted_and_logged_once(
 
     caplog.clear()
     fake_llm.models.append("llama3.1-70b")
-    with caplog.at_level(logging.INFO, logger="bot.judge.self_check"):
+    with caplog.at_level(logging.INFO, logger="bot.judge.engine.self_check"):
         await check.check_once()
     assert board.current()[0].available is True
     assert _gauge(metrics, "quick", "llama3.1-70b") == 1.0
@@ -333,7 +333,7 @@ async def test_an_unknown_state_removes_the_gauge_and_is_logged_once(
     await check.check_once()
     assert _gauge(metrics, "quick", "m") == 1.0
     fake_llm.models = None
-    with caplog.at_level(logging.INFO, logger="bot.judge.self_check"):
+    with caplog.at_level(logging.INFO, logger="bot.judge.engine.self_check"):
         await check.check_once()
         await check.check_once()
     assert _gauge(metrics, "quick", "m") is None

@@ -15,16 +15,6 @@ from pydantic import ValidationError
 
 from bot.judge import tagging
 from bot.judge.records import Finding, RubricName, VerdictRecord
-from bot.judge.tag_thesaurus import (
-    DIMENSION_PHRASES,
-    FINDING_KIND_TAGS,
-    NEUTRAL_PHRASES,
-    PROBLEM_PHRASES,
-    RUBRIC_DIMENSIONS,
-    compile_phrases,
-    phrase_trie,
-    word_forms,
-)
 from bot.judge.tagging import (
     BUILTIN_TAGS,
     DIMENSION_TAGS,
@@ -37,6 +27,16 @@ from bot.judge.tagging import (
     tags_for,
     text_tags,
     valid_tag_name,
+)
+from bot.judge.tagging.thesaurus import (
+    DIMENSION_PHRASES,
+    FINDING_KIND_TAGS,
+    NEUTRAL_PHRASES,
+    PROBLEM_PHRASES,
+    RUBRIC_DIMENSIONS,
+    compile_phrases,
+    phrase_trie,
+    word_forms,
 )
 from tests.support.verdict_builders import make_record, make_round
 
@@ -393,8 +393,8 @@ def _kinds_in(path: str, pattern: str) -> set[str]:
 
 
 def test_every_mechanical_finding_kind_has_a_tag() -> None:
-    mechanical = _kinds_in("bot/judge/mechanical.py", r'_finding\(\s*"([a-z-]+)"')
-    research = _kinds_in("bot/judge/research_claims.py", r'"(research-[a-z-]+)"')
+    mechanical = _kinds_in("bot/judge/checks/mechanical.py", r'_finding\(\s*"([a-z-]+)"')
+    research = _kinds_in("bot/judge/checks/research_claims.py", r'"(research-[a-z-]+)"')
     assert len(mechanical) >= 8 and len(research) >= 7
     assert mechanical | research == set(FINDING_KIND_TAGS)
     assert set(FINDING_KIND_TAGS.values()) <= set(BUILTIN_TAGS)

@@ -12,8 +12,8 @@ import pytest
 
 from bot.credentials import REDACTED, redact
 from bot.gfm import scrub_secrets
-from bot.judge.injection import scan_text
-from bot.judge.mechanical import run_mechanical_checks
+from bot.judge.checks.injection import scan_text
+from bot.judge.checks.mechanical import run_mechanical_checks
 from bot.judge.records import Finding, JudgedFile
 from tests.support.hostile_runner import assert_each_finishes
 

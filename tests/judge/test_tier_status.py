@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.judge.config import JudgeConfig
-from bot.judge.tier_status import TierBoard, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, statuses_from_config
 
 
 def test_configured_tiers_name_model_provider_and_host_never_a_key() -> None:

@@ -7,9 +7,9 @@ import itertools
 import pytest
 
 from bot.judge.config import Mode
-from bot.judge.judgment import admission_refused
+from bot.judge.engine.judgment import admission_refused
+from bot.judge.engine.rounds import attempt_refusal
 from bot.judge.records import Tier, Verdict
-from bot.judge.rounds import attempt_refusal
 from bot.judging.conclusion import (
     REFUSALS,
     VERDICT_SEVERITY,
@@ -140,7 +140,7 @@ def test_cause_of_reads_the_record_mode(mode: str, cause: Cause) -> None:
 
 
 def test_the_engine_writes_the_modes_cause_of_reads() -> None:
-    """The modes come from bot.judge.judgment; a renamed one would silently fail open."""
+    """The modes come from bot.judge.engine.judgment; a renamed one would silently fail open."""
     assert cause_of(make_unjudged(mode=admission_refused("throttled: 21 in the hour").mode)) is (
         Cause.THROTTLED
     )

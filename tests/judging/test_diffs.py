@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bot.github.types import ChangedPath, RemoteFile
-from bot.judge.review_context import FileDiff
+from bot.judge.engine.review_context import FileDiff
 from bot.judging import diffs
 from bot.judging.diffs import (
     DIFF_INPUT_LIMIT,

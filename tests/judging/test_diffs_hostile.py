@@ -14,7 +14,7 @@ import pytest
 from bot.github.gateway import RepoGateway
 from bot.github.review_query import HeadFacts, HeadQuery
 from bot.github.types import ChangedPath, RemoteFile
-from bot.judge.review_context import FileDiff
+from bot.judge.engine.review_context import FileDiff
 from bot.judging import change_fetch, diffs
 from bot.judging.diffs import NOTE_COMPUTED, NOTE_TOO_LARGE, file_diff
 from bot.judging.repo_config import RepoConfig

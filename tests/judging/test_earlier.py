@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.judge.engine.review_context import EarlierVerdict
 from bot.judge.records import Finding, RubricName, Verdict, VerdictRecord
-from bot.judge.review_context import EarlierVerdict
 from bot.judging.earlier import EARLIER_SHAS, earlier_verdicts, findings_of
 from tests.support.verdict_builders import make_record, make_round
 

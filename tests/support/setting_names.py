@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic_settings import BaseSettings
 
 from bot.judge.config import JudgeConfig
-from bot.judge.research_settings import ResearchSettings
+from bot.judge.rubrics.research_settings import ResearchSettings
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings
 from bot.settings.merge import MergeSettings

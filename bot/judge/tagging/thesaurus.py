@@ -5,7 +5,7 @@ Seeds 000 and 001 normalise the judges' reasoning against a knowledge-graph thes
 file per KLS dimension: "factual correctness", "domain accuracy" -> semantic; "actionable",
 "useful", "practical" -> pragmatic; "internally consistent", "well-structured" ->
 syntactic). The dimension lists below start from those terms and add the code and research
-rubrics' own criteria (bot/judge/code_rubric.py, research_rubric.py). The problem kinds are
+rubrics' own criteria (bot/judge/rubrics/code.py, research_rubric.py). The problem kinds are
 the ones the rubrics' prompts tell the judges to look for (stubs, placeholders, scope creep,
 tests written to pass, hallucinated APIs, requirement drift, unsupported claims, ...) and the
 mechanical checks' finding kinds.
@@ -30,10 +30,10 @@ import re
 from collections.abc import Iterable, Mapping
 from itertools import groupby
 
-from bot.judge.code_rubric import CODE_DIMENSIONS, CodeThresholds
-from bot.judge.content_rubric import CONTENT_DIMENSIONS, ContentThresholds
 from bot.judge.records import RubricName
-from bot.judge.research_rubric import RESEARCH_DIMENSIONS, ResearchThresholds
+from bot.judge.rubrics.code import CODE_DIMENSIONS, CodeThresholds
+from bot.judge.rubrics.content import CONTENT_DIMENSIONS, ContentThresholds
+from bot.judge.rubrics.research import RESEARCH_DIMENSIONS, ResearchThresholds
 
 RUBRIC_DIMENSIONS: Mapping[RubricName, tuple[str, ...]] = {
     RubricName.CONTENT: CONTENT_DIMENSIONS,
@@ -314,7 +314,7 @@ NEUTRAL_PHRASES: tuple[str, ...] = (
 )
 
 FINDING_KIND_TAGS: Mapping[str, str] = {
-    # bot/judge/mechanical.py
+    # bot/judge/checks/mechanical.py
     "conflict-marker": "problem:merge-conflict",
     "todo-marker": "problem:placeholder",
     "secret": "problem:secret",
@@ -324,7 +324,7 @@ FINDING_KIND_TAGS: Mapping[str, str] = {
     "broken-link": "problem:broken-link",
     "broken-anchor": "problem:broken-link",
     "empty-file": "problem:empty-file",
-    # bot/judge/research_claims.py
+    # bot/judge/checks/research_claims.py
     "research-uncited": "problem:missing-citation",
     "research-evidence": "problem:missing-citation",
     "research-domains": "problem:single-source",
@@ -367,7 +367,7 @@ def word_forms(word: str) -> tuple[str, ...]:
 
 
 INJECTION_TAG = "problem:prompt-injection"
-"""Every injection finding (bot/judge/injection.py) carries this tag, whatever its kind."""
+"""Every injection finding (bot/judge/checks/injection.py) carries this tag, whatever its kind."""
 
 ANSWER_LIST_TAGS: Mapping[str, str] = {
     # A round's structured answer (RoundRecord.extra): a non-empty list under these keys.

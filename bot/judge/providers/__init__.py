@@ -1,18 +1,18 @@
 """LLM providers: two wire protocols and two local CLIs behind one small interface.
 
-`OpenAIChatProvider` (bot/judge/openai_chat.py) speaks OpenAI chat completions, which
+`OpenAIChatProvider` (bot/judge/providers/openai_chat.py) speaks OpenAI chat completions, which
 most proxies and open-model hosts also speak; `AnthropicMessagesProvider`
-(bot/judge/anthropic_messages.py) speaks Anthropic Messages. Both take ONE shared
+(bot/judge/providers/anthropic_messages.py) speaks Anthropic Messages. Both take ONE shared
 `httpx.AsyncClient` (built by the application, never here), a base URL and an API key,
 and answer `complete(model=..., messages=..., ...)` with a `Completion`: the text, token
 counts and latency. The model is a call argument so one provider serves every tier on
-its endpoint. `CLIProvider` (bot/judge/cli_provider.py) answers the same call by running
+its endpoint. `CLIProvider` (bot/judge/providers/agent_cli.py) answers the same call by running
 `claude -p` or `opencode run` (providers `claude-cli` and `opencode-cli`); its "base URL"
 is the command.
 
 This module is where the rest of the judge gets providers from: the interface the
 engine relies on, the factory, and (re-exported) the protocol classes and the failures
-they raise (defined in bot/judge/provider_http.py).
+they raise (defined in bot/judge/providers/http.py).
 
 Exceptions (every one carries `provider` and `model`, never an API key):
 
@@ -38,16 +38,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from bot.judge.anthropic_messages import ANTHROPIC_VERSION, AnthropicMessagesProvider
-from bot.judge.cli_provider import CLI_PROVIDERS, CLIProvider
-from bot.judge.openai_chat import (
-    ErrorInfo,
-    OpenAIChatProvider,
-    OutputMode,
-    StructuredOutputMemory,
-    error_info,
-)
-from bot.judge.provider_http import (
+from bot.judge.providers.agent_cli import CLI_PROVIDERS, CLIProvider
+from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION, AnthropicMessagesProvider
+from bot.judge.providers.http import (
     Completion,
     EmptyAnswer,
     MalformedResponse,
@@ -57,6 +50,13 @@ from bot.judge.provider_http import (
     ProviderRateLimited,
     ProviderTimeout,
     ProviderTransportError,
+)
+from bot.judge.providers.openai_chat import (
+    ErrorInfo,
+    OpenAIChatProvider,
+    OutputMode,
+    StructuredOutputMemory,
+    error_info,
 )
 
 __all__ = [

@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.judge.cost import UsageScopes
-from bot.judge.parsing import ParseError
-from bot.judge.prompts import Shown
-from bot.judge.protocol import RoundResult
+from bot.judge.engine.cost import UsageScopes
+from bot.judge.engine.prompts import Shown
+from bot.judge.engine.seating import Seat, Seating
+from bot.judge.engine.tiers import RoundResult
 from bot.judge.providers import (
     Completion,
     EmptyAnswer,
@@ -39,7 +39,7 @@ from bot.judge.providers import (
 )
 from bot.judge.records import CallStats, ContextPiece, RoundRecord, Tier, Truncation
 from bot.judge.rubrics import Rubric, RubricAnswer
-from bot.judge.seating import Seat, Seating
+from bot.judge.rubrics.parsing import ParseError
 
 ATTEMPTS_PER_ROUND = 2
 

@@ -1,6 +1,6 @@
 """The research rubric (seed 004): whether a research report's evidence carries its claims.
 
-Counting is not the judge's job: before any model is asked, bot/judge/research_claims.py
+Counting is not the judge's job: before any model is asked, bot/judge/checks/research_claims.py
 has counted each claim's sources, their domains, its counter-evidence and the stated
 confidence against the JUDGE_RESEARCH_* thresholds, and a shortfall there rejects without
 a call. The judge scores what counting cannot see, four dimensions in whole scores 1-5:
@@ -25,15 +25,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.judge.content_rubric import (
+from bot.judge.records import GoNoGo, RubricName, Verdict
+from bot.judge.rubrics.base import STRINGS_SCHEMA, RubricAnswer, go_no_go
+from bot.judge.rubrics.content import (
     ContentThresholds,
     content_verdict,
     scored_answer,
     scored_schema,
 )
-from bot.judge.parsing import string_list
-from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubric_base import STRINGS_SCHEMA, RubricAnswer, go_no_go
+from bot.judge.rubrics.parsing import string_list
 
 RESEARCH_DIMENSIONS = ("support", "sourcing", "balance", "calibration")
 

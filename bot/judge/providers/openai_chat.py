@@ -14,7 +14,7 @@ Reasoning models served this way (vLLM, Ollama, DeepSeek) may return their think
 `reasoning_content` (or `reasoning`) field beside the content: it is never read as the
 answer. When that thinking used up `max_tokens` before the answer began, the content is
 empty and the `EmptyAnswer` says so (the tier's `JUDGE_<TIER>_MAX_OUTPUT_TOKENS` is then
-too low). Thinking written into the content itself is set aside by bot/judge/parsing.py.
+too low). Thinking written into the content itself is set aside by bot/judge/rubrics/parsing.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from bot.judge.provider_http import (
+from bot.judge.providers.http import (
     Completion,
     EmptyAnswer,
     HTTPProvider,

@@ -51,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.judge.rubrics import Rubric, RubricAnswer
+    from bot.judge.rubrics.base import Rubric, RubricAnswer
 
 AVERAGE_TOLERANCE = 0.01
 DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensions", "pass"})

@@ -13,7 +13,7 @@ filled by the App from GitHub and storage; the CLI and the pre-push hook send no
   whether this push addressed it.
 
 Everything here came from the change's author or from other systems: the prompt fences
-it as data like the files (bot/judge/prompts.py).
+it as data like the files (bot/judge/engine/prompts.py).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from bot.judge.provider_http import (
+from bot.judge.providers.http import (
     Completion,
     HTTPProvider,
     MalformedResponse,

@@ -4,7 +4,7 @@ the dashboard can ask "which changes had stubs?" without reading every reasoning
 Tags are `dimension:<name>` (a dimension of the record's rubric the judges discussed or scored
 low), `problem:<kind>` (a problem the judges or the mechanical checks named) and a repository's
 own (`TagTerms`, `tags:` in .github/judge.yml). The phrases, their word forms and how they
-become one regex are bot/judge/tag_thesaurus.py; docs/tagging.md lists the tags.
+become one regex are bot/judge/tagging/thesaurus.py; docs/tagging.md lists the tags.
 
 The built-in thesaurus' regex is compiled once. With a repository's terms, the thesaurus is
 matched by the same rules by walking its word trie in Python instead (`_TextScan`), since
@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, ConfigDict, Field, RootModel
 
 from bot.judge.records import RubricName, VerdictRecord
-from bot.judge.tag_thesaurus import (
+from bot.judge.tagging.thesaurus import (
     ANSWER_LIST_TAGS,
     DIMENSION_PHRASES,
     FINDING_KIND_TAGS,

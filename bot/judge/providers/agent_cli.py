@@ -21,7 +21,7 @@ and a judge must not read or run anything). The prompt travels on stdin, never i
                  the schema goes into the prompt as instructions, and tools are denied
                  through OPENCODE_CONFIG_CONTENT.
 
-Failures are the HTTP providers' (bot/judge/provider_http.py), so the engine fails open
+Failures are the HTTP providers' (bot/judge/providers/http.py), so the engine fails open
 the same way: the time limit kills the CLI's whole process group -> ProviderTimeout; a
 missing or unrunnable command -> ProviderTransportError; output that is not the CLI's
 envelope -> MalformedResponse; an envelope without text -> EmptyAnswer; a CLI that says it
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.credentials import redact
-from bot.judge.provider_http import (
+from bot.judge.providers.http import (
     Completion,
     MalformedResponse,
     ProviderCommandError,

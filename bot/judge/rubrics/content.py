@@ -13,7 +13,16 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from bot.judge.parsing import (
+from bot.judge.records import GoNoGo, RubricName, Verdict
+from bot.judge.rubrics.base import (
+    STRINGS_SCHEMA,
+    FrozenModel,
+    RubricAnswer,
+    go_no_go,
+    mean_at_least,
+    object_schema,
+)
+from bot.judge.rubrics.parsing import (
     model_label,
     normalized,
     raw_scores,
@@ -21,15 +30,6 @@ from bot.judge.parsing import (
     string_list,
     text_field,
     to_int_score,
-)
-from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubric_base import (
-    STRINGS_SCHEMA,
-    FrozenModel,
-    RubricAnswer,
-    go_no_go,
-    mean_at_least,
-    object_schema,
 )
 
 CONTENT_DIMENSIONS = ("semantic", "pragmatic", "syntactic")

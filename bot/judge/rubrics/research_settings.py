@@ -17,7 +17,7 @@ repository's `research:` overrides in `.github/judge.yml`, and the plain value b
 
 The defaults are those of the system seed 004 describes. How a research file states its
 claims, links and confidence, and which shortfall fails a change, is
-`bot.judge.research_claims`.
+`bot.judge.checks.research_claims`.
 
 A repository may raise or lower any threshold: the checks cost no model call, so there is
 no budget of the operator's to protect. The values are bounded so a typo (a ratio of 9, a
@@ -31,7 +31,7 @@ from typing import Annotated
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.judge.rubric_base import FrozenModel
+from bot.judge.rubrics.base import FrozenModel
 
 ClaimCount = Annotated[int, Field(ge=0, le=1000)]
 PerClaimCount = Annotated[int, Field(ge=0, le=100)]

@@ -13,7 +13,7 @@ content (KLS dimensions semantic/pragmatic/syntactic, whole scores 1-5; seed 000
   exactly (3 * 3.5 <= sum), not after rounding; the recorded average is
   rounded to two places. `go_no_go` is the separate phase A/B pre-push label:
   GO when every dimension >= 3 (so (3,3,3) is GO yet improve in phase C); how a
-  whole judgment is labelled is bot/judge/judgment.py `go_no_go`.
+  whole judgment is labelled is bot/judge/engine/judgment.py `go_no_go`.
 
 code (seed 002: correctness, scope_adherence, code_quality, completeness in 0.0-1.0;
       weights .4/.2/.2/.2 give the composite average)
@@ -41,29 +41,30 @@ research (seed 004: support, sourcing, balance, calibration, whole scores 1-5, a
     improve  everything else (including all >= 3 with an unsupported claim)
   The counts (claims, sources, domains, counter-evidence, the stated confidence,
   the verifiable ratio) are not asked of the judge: they are mechanical findings
-  (bot/judge/research_claims.py), and the hard ones reject before any model runs.
+  (bot/judge/checks/research_claims.py), and the hard ones reject before any model runs.
   `go_no_go` reads the scores as content's does: GO when every dimension >= 3.
 
 These are per-round verdicts. How rounds combine (quick -> deep -> tiebreaker,
 the seed's "escalate when models disagree", whether a quick reject is final) is
-the protocol's job (bot/judge/protocol.py); a rubric escalates only when one
+the protocol's job (bot/judge/engine/tiers.py); a rubric escalates only when one
 judge says it cannot decide (code: low confidence; completion: questions only
 a human can answer).
 
-Each rubric lives in its own module (content_rubric, code_rubric, completion_rubric,
-research_rubric, sharing rubric_base); this module is the one the rest of the judge imports rubrics
-from, and `get_rubric` the one place a rubric name becomes a rubric.
+Each rubric lives in its own module of this room (content, code, completion, research,
+sharing base; parsing reads a model's reply, research_settings holds the research
+thresholds); this module is the registry the rest of the judge imports rubrics from, and
+`get_rubric` the one place a rubric name becomes a rubric.
 """
 
 from __future__ import annotations
 
-from bot.judge.code_rubric import CodeRubric, CodeThresholds
-from bot.judge.completion_rubric import CompletionRubric, CompletionThresholds
-from bot.judge.content_rubric import ContentRubric, ContentThresholds, content_verdict
-from bot.judge.parsing import ParseError
 from bot.judge.records import RubricName
-from bot.judge.research_rubric import ResearchRubric, ResearchThresholds
-from bot.judge.rubric_base import Rubric, RubricAnswer, go_no_go
+from bot.judge.rubrics.base import Rubric, RubricAnswer, go_no_go
+from bot.judge.rubrics.code import CodeRubric, CodeThresholds
+from bot.judge.rubrics.completion import CompletionRubric, CompletionThresholds
+from bot.judge.rubrics.content import ContentRubric, ContentThresholds, content_verdict
+from bot.judge.rubrics.parsing import ParseError
+from bot.judge.rubrics.research import ResearchRubric, ResearchThresholds
 
 __all__ = [
     "CodeRubric",

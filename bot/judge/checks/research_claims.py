@@ -1,5 +1,5 @@
 """What a research file claims and cites, read without a model, and the findings it earns
-against `ResearchRules` (bot/judge/research_settings.py).
+against `ResearchRules` (bot/judge/rubrics/research_settings.py).
 
 The expected format, in Markdown (fenced code and front matter are not read):
 
@@ -75,10 +75,10 @@ from fractions import Fraction
 from urllib.parse import urlsplit
 
 from bot.credentials import redact
-from bot.judge import markdown
+from bot.judge.checks import markdown
 from bot.judge.records import Finding, Severity
-from bot.judge.research_settings import ResearchRules
-from bot.judge.rubric_base import exact
+from bot.judge.rubrics.base import exact
+from bot.judge.rubrics.research_settings import ResearchRules
 
 NOT_IN_A_HEADING = 7
 """The level of a claim that is not a heading: deeper than any heading, so every

@@ -10,15 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.judge.parsing import (
-    ParseError,
-    normalized,
-    string_list,
-    text_field,
-    to_number,
-)
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubric_base import STRINGS_SCHEMA, FrozenModel, RubricAnswer, object_schema
+from bot.judge.rubrics.base import STRINGS_SCHEMA, FrozenModel, RubricAnswer, object_schema
+from bot.judge.rubrics.parsing import ParseError, normalized, string_list, text_field, to_number
 
 
 class CompletionThresholds(FrozenModel):

@@ -21,7 +21,7 @@ class TierStatus:
     model: str | None
     provider: str | None
     host: str | None
-    # None until the self-check has run, or when it could not tell (bot/judge/self_check.py).
+    # None until the self-check has run, or when it could not tell (bot/judge/engine/self_check.py).
     available: bool | None = None
     problem: str | None = None
     # The settings a person sets to make this tier work (names only, never values).

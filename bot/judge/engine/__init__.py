@@ -8,7 +8,7 @@
         -> UNDETERMINED; a later tier left empty counts as not available)
     verdict cache (storage kv "verdict-cache") ── hit ► the cached decision, no call
     throttle / daily budget ── over ─────────────────► UNDETERMINED with the reason
-    tiered protocol (protocol.next_step) with per-tier timeouts, one retry per round
+    tiered protocol (tiers.next_step) with per-tier timeouts, one retry per round
         on empty/malformed/unparseable/timeout/transport (rounds.py has the table), a
         wall-clock budget, a fresh nonce per call, fail-open on failures
     injection findings (files and task texts) turn an ACCEPT into ESCALATE
@@ -25,10 +25,16 @@ wasted on this: when the quick judge is seated its answer can still decide (a re
 or improve stands without deep), and when it is not, nothing runs at all.
 
 Decisions are pure functions: who sits where (`seating.seat_panel`), what the rounds
-add up to (`protocol.next_step`), whether to ask again after a failed call
+add up to (`tiers.next_step`), whether to ask again after a failed call
 (`rounds.attempt_outcome`), whether to admit the judgment (`cost.admission`) and what
-settles it without a model (bot/judge/judgment.py). This module does the I/O around
-them: it reads storage, calls the providers, and writes the cache and the audit log.
+settles it without a model (`judgment`). This module does the I/O around them: it reads
+its store (`EngineStore`, passed in), calls the providers, and writes the cache and the
+audit log.
+
+The room: `tiers` (the tiered protocol's state machine), `rounds`, `seating`, `judgment`,
+`prompts` with `context_budget` and `review_context` (what a reviewer sees besides the
+files), `cost` (cache key, admission), and the tiers' health for people: `tier_status`
+and `self_check` (is each tier's model still served).
 """
 
 from __future__ import annotations
@@ -44,11 +50,12 @@ from typing import Any, Protocol
 import httpx
 
 from bot.credentials import redact
-from bot.judge import cost
 from bot.judge.authorship import detect_authoring_families
+from bot.judge.checks.injection import detect_injection, detect_task_injection, new_nonce
+from bot.judge.checks.mechanical import check_task, run_mechanical_checks
 from bot.judge.config import JudgeConfig
-from bot.judge.injection import detect_injection, detect_task_injection, new_nonce
-from bot.judge.judgment import (
+from bot.judge.engine import cost
+from bot.judge.engine.judgment import (
     Settled,
     admission_refused,
     cacheable,
@@ -61,10 +68,20 @@ from bot.judge.judgment import (
     verdict_record,
     with_unseated_reason,
 )
-from bot.judge.mechanical import check_task, run_mechanical_checks
-from bot.judge.parsing import ParseError, parse_answer
-from bot.judge.prompts import PROMPT_VERSION, compose_messages
-from bot.judge.protocol import Decision, RunTier, next_step
+from bot.judge.engine.prompts import PROMPT_VERSION, compose_messages
+from bot.judge.engine.review_context import ReviewContext
+from bot.judge.engine.rounds import (
+    ATTEMPTS_PER_ROUND,
+    AttemptError,
+    GiveUp,
+    JudgmentLog,
+    Tally,
+    attempt_outcome,
+    attempt_refusal,
+    round_record,
+)
+from bot.judge.engine.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
+from bot.judge.engine.tiers import Decision, RunTier, next_step
 from bot.judge.providers import ProviderError
 from bot.judge.records import (
     Finding,
@@ -75,23 +92,15 @@ from bot.judge.records import (
     VerdictRecord,
     content_sha256,
 )
-from bot.judge.research_settings import ResearchRules
-from bot.judge.review_context import ReviewContext
-from bot.judge.rounds import (
-    ATTEMPTS_PER_ROUND,
-    AttemptError,
-    GiveUp,
-    JudgmentLog,
-    Tally,
-    attempt_outcome,
-    attempt_refusal,
-    round_record,
-)
 from bot.judge.rubrics import Rubric, get_rubric
-from bot.judge.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
+from bot.judge.rubrics.parsing import ParseError, parse_answer
+from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judge.tagging import TagTerms, tags_for
 
 logger = logging.getLogger(__name__)
+
+# The verdict cache (keys: `cost.cache_key`); only this module reads or writes it.
+CACHE_NAMESPACE = "verdict-cache"
 
 
 @dataclass(frozen=True)
@@ -244,7 +253,7 @@ class JudgeEngine:
         )
         if self.storage is not None and cacheable(record):
             await self.storage.kv_put(
-                cost.CACHE_NAMESPACE, key, {"record": record.model_dump(mode="json")}
+                CACHE_NAMESPACE, key, {"record": record.model_dump(mode="json")}
             )
         return record
 
@@ -289,7 +298,7 @@ class JudgeEngine:
     ) -> VerdictRecord | None:
         if self.storage is None or request.bypass_cache:
             return None
-        cached = await self.storage.kv_get(cost.CACHE_NAMESPACE, key)
+        cached = await self.storage.kv_get(CACHE_NAMESPACE, key)
         return None if cached is None else self._from_cache(cached, base)
 
     async def _admit(

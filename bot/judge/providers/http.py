@@ -1,7 +1,7 @@
 """What both wire protocols share: their failures, their answer, and the POST itself.
 
 Every way a call can go wrong becomes one `ProviderError` subclass here, so the engine
-can decide what to do from the type alone (bot/judge/rounds.py) without knowing which
+can decide what to do from the type alone (bot/judge/engine/rounds.py) without knowing which
 protocol or which httpx error was behind it. Error texts carry the provider and model
 but never the API key: a key must not reach a record or a log line through a message.
 

@@ -44,8 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.judge.mechanical import has_hard_failure
-from bot.judge.protocol import Decision, RoundResult, RunTier, next_step
+from bot.judge.checks.mechanical import has_hard_failure
+from bot.judge.engine.seating import Seating
+from bot.judge.engine.tiers import Decision, RoundResult, RunTier, next_step
 from bot.judge.records import (
     CallStats,
     ContextPiece,
@@ -60,7 +61,6 @@ from bot.judge.records import (
     go_no_go_of,
 )
 from bot.judge.rubrics import RubricAnswer, get_rubric
-from bot.judge.seating import Seating
 
 NOT_CONFIGURED_NOTE = (
     "no LLM judge is configured (set JUDGE_LLM_BASE_URL or JUDGE_LLM_API_KEY and "

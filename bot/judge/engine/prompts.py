@@ -7,12 +7,12 @@ criteria, directives, file contents, and earlier models' reasoning, which read
 that content) is fenced with `injection.wrap_file` under the call's nonce. The
 nonce appears in the system message, which the author never sees.
 
-The review context (bot/judge/review_context.py), when the App sends one, comes
+The review context (bot/judge/engine/review_context.py), when the App sends one, comes
 before the files: the earlier verdicts on the pull request, the CI results on the
 head commit, and the diff of each judged file; each fenced like the files.
 
 Truncation: `max_chars` is the budget for the files, their diffs and the CI
-excerpts together (bot/judge/context_budget.py has the order they are trimmed in);
+excerpts together (bot/judge/engine/context_budget.py has the order they are trimmed in);
 the earlier verdicts (at most `EARLIER_LIMIT` characters), one line per CI result
 and the first `CI_FAILING_EXCERPT` characters of a red one come off the top.
 Within a kind the budget is shared smallest first, so small pieces arrive whole
@@ -29,8 +29,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.judge.context_budget import Piece, allot, share
-from bot.judge.injection import closing_delimiter, escape_untrusted, wrap_file
+from bot.judge.checks.injection import closing_delimiter, escape_untrusted, wrap_file
+from bot.judge.engine.context_budget import Piece, allot, share
+from bot.judge.engine.review_context import CiResult, EarlierVerdict, ReviewContext
 from bot.judge.records import (
     ContextKind,
     JudgedFile,
@@ -39,7 +40,6 @@ from bot.judge.records import (
     Tier,
     Truncation,
 )
-from bot.judge.review_context import CiResult, EarlierVerdict, ReviewContext
 from bot.judge.rubrics import Rubric
 
 PROMPT_VERSION = "judge/1"

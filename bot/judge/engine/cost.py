@@ -29,10 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from bot.judge.engine.review_context import ReviewContext
 from bot.judge.records import JudgedFile, TaskSpec
-from bot.judge.review_context import ReviewContext
 
-CACHE_NAMESPACE = "verdict-cache"
 LOCAL_INSTALLATION = "local"
 
 

@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from bot.judge.parsing import (
+from bot.judge.records import GoNoGo, RubricName, Verdict
+from bot.judge.rubrics.base import (
+    STRINGS_SCHEMA,
+    FrozenModel,
+    RubricAnswer,
+    exact,
+    go_no_go,
+    object_schema,
+)
+from bot.judge.rubrics.parsing import (
     ParseError,
     model_label,
     normalized,
@@ -23,15 +32,6 @@ from bot.judge.parsing import (
     string_list,
     text_field,
     to_unit_score,
-)
-from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubric_base import (
-    STRINGS_SCHEMA,
-    FrozenModel,
-    RubricAnswer,
-    exact,
-    go_no_go,
-    object_schema,
 )
 
 CODE_DIMENSIONS = ("correctness", "scope_adherence", "code_quality", "completeness")

@@ -12,7 +12,7 @@
 | broken-link       | soft     | a relative Markdown link to a path that does not exist |
 | broken-anchor     | soft     | `#fragment` missing from the target Markdown file's headings |
 | research-*        | both     | research rubric only: claims, sources, domains, counter-evidence, |
-|                   |          | confidence, verifiable ratio (bot/judge/research_claims.py) |
+|                   |          | confidence, verifiable ratio (checks/research_claims.py)        |
 
 Why these severities: a hard finding rejects without calling a model, so it is
 kept for things that are broken whatever a reviewer thinks (merge debris,
@@ -58,10 +58,10 @@ from urllib.parse import unquote
 import yaml
 
 from bot.credentials import redact, scan_lines
-from bot.judge import markdown
+from bot.judge.checks import markdown
+from bot.judge.checks.research_claims import research_findings
 from bot.judge.records import Finding, JudgedFile, Severity, TaskSpec
-from bot.judge.research_claims import research_findings
-from bot.judge.research_settings import ResearchRules
+from bot.judge.rubrics.research_settings import ResearchRules
 
 _CONFLICT_EDGE = re.compile(r"^(?:<{7}|\|{7}|>{7})(?: |$)")
 _CONFLICT_MIDDLE = re.compile(r"^={7}$")

@@ -48,7 +48,7 @@ class Rubric(Protocol):
 
     def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
         """The phase A/B label when this answer is the deciding judgment; the whole rule
-        (overrides, rejects, nobody answered) is `bot.judge.judgment.go_no_go`."""
+        (overrides, rejects, nobody answered) is `bot.judge.engine.judgment.go_no_go`."""
 
 
 class FrozenModel(BaseModel):

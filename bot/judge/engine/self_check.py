@@ -37,10 +37,10 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from bot.judge.anthropic_messages import ANTHROPIC_VERSION
 from bot.judge.config import Endpoint, JudgeConfig
-from bot.judge.provider_http import ACCEPT_ENCODING, read_up_to
-from bot.judge.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION
+from bot.judge.providers.http import ACCEPT_ENCODING, read_up_to
 from bot.metrics import Metrics
 
 logger = logging.getLogger(__name__)
