@@ -42,7 +42,7 @@ from calibrate import _append, fill, record  # the calibration benchmark's log
 
 from bot.app import TIER_BOARD, create_app
 from bot.dashboard.filters import DEFAULT_DAYS, Filter
-from bot.dashboard.handlers import DASHBOARD, PAGE, add_dashboard
+from bot.dashboard.routes import DASHBOARD, PAGE, add_dashboard
 from bot.settings import Settings
 from bot.storage.sqlite import SqliteStorage
 

@@ -34,7 +34,7 @@ import asyncpg
 from gidgethub.routing import Router
 
 from bot.intake.dispatch import Dispatcher
-from bot.intake.worker import RetryPolicy, Worker, WorkerPool
+from bot.intake.worker import AttemptPolicy, Worker, WorkerPool
 from bot.metrics import Metrics
 from bot.storage.base import DeliveryStatus, NewDelivery, Storage
 from bot.storage.postgres import PostgresStorage, quote_ident
@@ -107,7 +107,7 @@ async def drain(store: Storage, count: int, workers: int, history: int) -> float
         )
     )
     dispatcher = Dispatcher(router, store)
-    policy = RetryPolicy()
+    policy = AttemptPolicy()
     pool = WorkerPool(
         [
             Worker(store, dispatcher, Metrics(), policy=policy, lease_seconds=30, poll_interval=1)

@@ -23,14 +23,14 @@ from aiohttp import web
 from gidgethub.routing import Router
 
 from bot import __version__
-from bot.dashboard.handlers import add_dashboard
+from bot.dashboard.routes import add_dashboard
 from bot.github.client import GitHubApp, RetryPolicy
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
 from bot.intake.proxy import webhook_proxy_ctx
 from bot.intake.recovery import missed_deliveries_ctx
 from bot.intake.webhooks import make_webhook_handler
-from bot.intake.worker import RetryPolicy as DeliveryRetryPolicy
+from bot.intake.worker import AttemptPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
@@ -42,7 +42,7 @@ from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.notify.sender import Notifier
 from bot.pages import render_status_page
 from bot.reactions import build_reactions
-from bot.registration.handlers import Registration, add_registration
+from bot.registration.routes import Registration, add_registration
 from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, kpi_metrics_ctx
 from bot.reports.thresholds import CalibrationThresholds
 from bot.routing import build_router

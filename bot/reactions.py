@@ -11,15 +11,10 @@ this list into the hub.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from bot.disagreement import sync as disagreements
-from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.check_run import CheckRunOutput
-from bot.judging.reactions import VerdictReactions
-from bot.judging.repo_config import RepoConfig
+from bot.judging.reactions import Concluded, Judged, VerdictReactions
 from bot.judging.target import Target
 from bot.merging import approval as merge_approval
 from bot.merging import breaker_flow
@@ -32,49 +27,30 @@ class FeatureReactions:
     ) -> CheckRunOutput | None:
         return await breaker_flow.held(context, target, content)
 
-    async def judged(
-        self,
-        context: Context,
-        gateway: RepoGateway,
-        target: Target,
-        records: Sequence[VerdictRecord],
-        verdict: Verdict,
-        *,
-        run_url: str,
-        run_owner: str,
-    ) -> str | None:
+    async def judged(self, context: Context, judged: Judged) -> str | None:
         notifier = context.services.notifier
         issue_url = await disagreements.reconcile(
-            gateway,
+            judged.gateway,
             context.storage,
-            target,
-            records,
-            verdict,
-            run_url,
-            owner=run_owner,
+            judged.target,
+            judged.records,
+            judged.verdict,
+            judged.run_url,
+            owner=judged.run_owner,
             notifier=notifier,
         )
-        await note_judgment(notifier, context.storage, records)
+        await note_judgment(notifier, context.storage, judged.records)
         return issue_url
 
-    async def concluded(
-        self,
-        context: Context,
-        config: RepoConfig | None,
-        target: Target,
-        verdict: str,
-        *,
-        content: str | None = None,
-        records: Sequence[VerdictRecord] = (),
-    ) -> str | None:
+    async def concluded(self, context: Context, concluded: Concluded) -> str | None:
         return await merge_approval.on_judged(
             context,
-            config,
-            target,
-            verdict,
+            concluded.config,
+            concluded.target,
+            concluded.verdict,
             actor=f"judge ({context.delivery.delivery_id})",
-            content=content,
-            records=records,
+            content=concluded.content,
+            records=concluded.records,
         )
 
 

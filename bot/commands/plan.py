@@ -1,7 +1,7 @@
 """What a `/judge` command does, decided from what the handler fetched. Pure.
 
     locate(command, actor, pinned_sha, pull_head)  the sha the command is about, or a reply
-    plan_command(command, actor, facts)            Refusal | Reply | Rerun | Override
+    plan_command(command, actor, facts)            Refusal | Reply | Rerun | ApplyOverride
     plan_override(command, actor, state, now)      the audit record, the run's new output,
                                                    the sha's new state and the reply
 
@@ -49,11 +49,11 @@ class Rerun:
 
 
 @dataclass(frozen=True)
-class Override:
+class ApplyOverride:
     state: ShaState
 
 
-Plan = Reply | Refusal | Rerun | Override
+Plan = Reply | Refusal | Rerun | ApplyOverride
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def plan_command(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
         return Rerun(target.rerun("command.rerun", force_deep=command.deep))
     if facts.state is None or not facts.state.judged:
         return Reply(f"@{actor.login}, there is no judged verdict for `{short}` to override yet.")
-    return Override(facts.state)
+    return ApplyOverride(facts.state)
 
 
 def _rerun_target(facts: CommandFacts) -> Target | None:

@@ -20,13 +20,13 @@ their base); `role_name` is shown in replies only.
 from __future__ import annotations
 
 from bot.commands.grammar import Command
-from bot.judging.four_eyes import Actor, AuthorizationFacts, Decision, person_decision
+from bot.judging.four_eyes import Actor, Authorization, AuthorizationFacts, person_decision
 
 
-def authorize(command: Command, actor: Actor, facts: AuthorizationFacts) -> Decision:
+def authorize(command: Command, actor: Actor, facts: AuthorizationFacts) -> Authorization:
     """May `actor` run `command`? Rules in the module docstring."""
     if actor.is_bot:
-        return Decision(False, "bot", "commands from bots are ignored")
+        return Authorization(False, "bot", "commands from bots are ignored")
     if command.kind in ("help", "invalid"):
-        return Decision(True, "ok", "anyone may ask for help")
+        return Authorization(True, "ok", "anyone may ask for help")
     return person_decision(actor, facts)

@@ -10,7 +10,7 @@ from bot.commands.outcome import OverrideOutcome
 from bot.gfm import COMMENT_LIMIT, code, finish, one_line
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.four_eyes import Actor, Decision
+from bot.judging.four_eyes import Actor, Authorization
 
 # Commands are listed as list items in code spans, so no line of a reply starts with
 # `/judge` and the bot can never parse its own reply as a command.
@@ -37,7 +37,7 @@ def render_help(problem: Command | None = None) -> str:
     return finish(lead + _HELP, COMMENT_LIMIT)
 
 
-def render_refusal(decision: Decision, command: Command, actor: Actor) -> str:
+def render_refusal(decision: Authorization, command: Command, actor: Actor) -> str:
     """Why a command was not carried out."""
     who = f"@{one_line(actor.login, 39)}"
     return finish(

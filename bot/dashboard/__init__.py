@@ -10,5 +10,5 @@ server-rendered page, for a person who holds `DASHBOARD_TOKEN` (or a script send
                per filter and computes stale ones in line or in the background
     reading    the storage reads one view needs (the only I/O besides the routes)
     render     the Jinja2 pages
-    handlers   the routes and `add_dashboard`
+    routes     the aiohttp routes and `add_dashboard`
 """

@@ -20,7 +20,7 @@ from bot.storage.base import Storage, VerdictFacts
 
 
 @dataclass(frozen=True)
-class Window:
+class FilteredWindow:
     """The window's rows reduced for one filter."""
 
     facts: list[RecordFact]
@@ -30,9 +30,9 @@ class Window:
     links it reads, where a window can hold tens of thousands flagged."""
 
 
-def reduce_window(rows: Sequence[VerdictFacts], chosen: Filter) -> Window:
+def reduce_window(rows: Sequence[VerdictFacts], chosen: Filter) -> FilteredWindow:
     facts, unreadable = facts_of_rows(in_repository(rows, chosen.repository))
-    return Window(
+    return FilteredWindow(
         facts=facts,
         unreadable=unreadable,
         listed=flagged_facts(facts, chosen.tag)[:FLAGGED_SHOWN],

@@ -54,13 +54,13 @@ GIVE_WAY_SECONDS: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class AttemptPolicy:
     max_attempts: int = 5
     base_seconds: float = 2.0
     max_seconds: float = 300.0
 
 
-def next_attempt_at(policy: RetryPolicy, attempts: int, now: datetime) -> datetime | None:
+def next_attempt_at(policy: AttemptPolicy, attempts: int, now: datetime) -> datetime | None:
     """When to try a delivery again after `attempts` failed tries; None parks it.
 
     Exponential (base * 2^(n-1)) and capped, so a broken handler costs a bounded number of
@@ -94,7 +94,7 @@ Settlement = Defer | Retry | Park
 
 
 def settle_failure(
-    exc: BaseException, attempts: int, policy: RetryPolicy, now: datetime
+    exc: BaseException, attempts: int, policy: AttemptPolicy, now: datetime
 ) -> Settlement:
     """What becomes of a delivery whose `attempts`-th attempt raised `exc`.
 
@@ -214,7 +214,7 @@ class Worker:
         dispatch: Dispatch,
         metrics: Metrics,
         *,
-        policy: RetryPolicy,
+        policy: AttemptPolicy,
         lease_seconds: float,
         poll_interval: float,
         worker_id: str | None = None,

@@ -60,7 +60,7 @@ from bot.judging.conclusion import combined_verdict
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
 from bot.judging.judge_requests import JudgeInputs, directives_for, judge_requests
-from bot.judging.reactions import REACTIONS
+from bot.judging.reactions import REACTIONS, Concluded, Judged
 from bot.judging.repo_config import RepoConfig, effective_mode, select_files
 from bot.judging.run_handle import Abandoned, RunHandle, already_completed, claim
 from bot.judging.run_notices import render_config_error, render_gave_up
@@ -227,7 +227,7 @@ async def _judge_claimed(
         observe_record(services.metrics, record, mode.value)
     verdict = combined_verdict(r.final_decision for r in records)
     issue_url = await reactions.judged(
-        context, gateway, target, records, verdict, run_url=run.url, run_owner=run.owner
+        context, Judged(gateway, target, records, verdict, run.url, run.owner)
     )
     queue_line = await judged(context, config, target, verdict.value, content, records)
     details = CheckDetails(
@@ -313,9 +313,7 @@ async def judged(
     run shows it, so the run can say the queue position or a tripped breaker; returns that
     line, if any. `content` fingerprints what the judges read."""
     reactions = context.hub.plugged(REACTIONS)
-    return await reactions.concluded(
-        context, config, target, verdict, content=content, records=records
-    )
+    return await reactions.concluded(context, Concluded(config, target, verdict, content, records))
 
 
 async def both(first: Awaitable[A], second: Awaitable[B]) -> tuple[A, B]:

@@ -50,7 +50,7 @@ DecisionCode = Literal["ok", "bot", "permission", "pr-author", "commit-author"]
 
 
 @dataclass(frozen=True)
-class Decision:
+class Authorization:
     allowed: bool
     code: DecisionCode
     reason: str
@@ -60,26 +60,26 @@ def _same_login(a: str, b: str) -> bool:
     return a.casefold() == b.casefold()
 
 
-def person_decision(actor: Actor, facts: AuthorizationFacts) -> Decision:
+def person_decision(actor: Actor, facts: AuthorizationFacts) -> Authorization:
     """May `actor` decide about the change `facts` describe? Bots never may."""
     if actor.is_bot:
-        return Decision(False, "bot", "bots cannot decide for the judges")
+        return Authorization(False, "bot", "bots cannot decide for the judges")
     permission = facts.permission.lower()
     if permission not in WRITE_PERMISSIONS:
         role = facts.role_name or permission or "none"
-        return Decision(
+        return Authorization(
             False,
             "permission",
             f"needs write, maintain or admin access to the repository (you have {role})",
         )
     if facts.pr_author and _same_login(actor.login, facts.pr_author):
-        return Decision(
+        return Authorization(
             False, "pr-author", "the pull request author cannot judge their own change (four eyes)"
         )
     if any(_same_login(actor.login, login) for login in facts.commit_logins if login):
-        return Decision(
+        return Authorization(
             False,
             "commit-author",
             "an author or committer of the judged commits cannot judge them (four eyes)",
         )
-    return Decision(True, "ok", "allowed")
+    return Authorization(True, "ok", "allowed")

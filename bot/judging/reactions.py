@@ -18,6 +18,7 @@ way `bot/routing.py` lists routers. The app plugs that list into the hub under
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.github.gateway import RepoGateway
@@ -29,6 +30,30 @@ from bot.judging.target import Target
 from bot.services import HubKey
 
 
+@dataclass(frozen=True)
+class Judged:
+    """The judges have spoken at this head."""
+
+    gateway: RepoGateway
+    target: Target
+    records: Sequence[VerdictRecord]
+    verdict: Verdict
+    run_url: str
+    run_owner: str
+
+
+@dataclass(frozen=True)
+class Concluded:
+    """A run's final outcome, judged or not. `content` fingerprints what the judges read
+    (None when they read nothing)."""
+
+    config: RepoConfig | None
+    target: Target
+    verdict: str
+    content: str | None = None
+    records: Sequence[VerdictRecord] = ()
+
+
 class VerdictReactions(Protocol):
     async def hold(
         self, context: Context, target: Target, content: str | None
@@ -36,30 +61,11 @@ class VerdictReactions(Protocol):
         """The output of a neutral run when this automatic judgment must wait for a
         person; None to judge. `content` fingerprints what the judges would read."""
 
-    async def judged(
-        self,
-        context: Context,
-        gateway: RepoGateway,
-        target: Target,
-        records: Sequence[VerdictRecord],
-        verdict: Verdict,
-        *,
-        run_url: str,
-        run_owner: str,
-    ) -> str | None:
-        """The judges' records at this head; returns the open disagreement issue's URL."""
+    async def judged(self, context: Context, judged: Judged) -> str | None:
+        """Returns the URL of the disagreement issue open for the change, if any."""
 
-    async def concluded(
-        self,
-        context: Context,
-        config: RepoConfig | None,
-        target: Target,
-        verdict: str,
-        *,
-        content: str | None = None,
-        records: Sequence[VerdictRecord] = (),
-    ) -> str | None:
-        """A run's final outcome (judged or not); returns a line for the run, if any."""
+    async def concluded(self, context: Context, concluded: Concluded) -> str | None:
+        """Returns a line for the run (a queue position, a tripped breaker), if any."""
 
 
 REACTIONS: HubKey[VerdictReactions] = HubKey("judging's verdict reactions")

@@ -38,9 +38,9 @@ from bot.merging.step import (
     CONFLICT_LABEL,
     Drop,
     Escalate,
-    Limits,
     MarkMerged,
     Merge,
+    MergeLimits,
     UpdateBranch,
     Wait,
     after_merge,
@@ -63,8 +63,8 @@ CONFLICT_NOTICE_NAMESPACE = "merge-conflict-notice"
 GITHUB_FAILURES = (GitHubException, GitHubClientError, ClientError, TimeoutError)
 
 
-def limits_of(settings: MergeSettings) -> Limits:
-    return Limits(
+def limits_of(settings: MergeSettings) -> MergeLimits:
+    return MergeLimits(
         max_attempts=settings.merge_queue_max_attempts,
         retry_delay=settings.retry_delay,
         precheck_retries=settings.pr_mergeable_precheck_retries,

@@ -33,7 +33,7 @@ FAILED_LABEL = "judge:merge-failed"
 
 
 @dataclass(frozen=True)
-class Limits:
+class MergeLimits:
     max_attempts: int
     retry_delay: timedelta
     precheck_retries: int
@@ -80,7 +80,9 @@ class Merge:
 Action = Drop | MarkMerged | Wait | UpdateBranch | Escalate | Merge
 
 
-def failed_attempt(entry: MergeEntry, why: str, limits: Limits, now: datetime) -> Wait | Escalate:
+def failed_attempt(
+    entry: MergeEntry, why: str, limits: MergeLimits, now: datetime
+) -> Wait | Escalate:
     """GitHub would not merge now; try again after the retry delay, or give up to a person
     once MERGE_QUEUE_MAX_ATTEMPTS attempts have failed."""
     attempts = entry.attempts + 1
@@ -115,7 +117,7 @@ def _gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
     return None
 
 
-def decide_step(entry: MergeEntry, pull: PullFacts, limits: Limits, now: datetime) -> Action:
+def decide_step(entry: MergeEntry, pull: PullFacts, limits: MergeLimits, now: datetime) -> Action:
     """What to do with the queue's head now (see the module docstring)."""
     gone = _gone(entry, pull)
     if gone is not None:
@@ -151,7 +153,7 @@ def decide_step(entry: MergeEntry, pull: PullFacts, limits: Limits, now: datetim
 
 
 def after_merge(
-    entry: MergeEntry, status: int, message: str, limits: Limits, now: datetime
+    entry: MergeEntry, status: int, message: str, limits: MergeLimits, now: datetime
 ) -> MarkMerged | Wait | Drop | Escalate:
     """GitHub's answer to `PUT .../merge` at the judged sha."""
     if status == 200:

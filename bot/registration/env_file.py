@@ -33,9 +33,9 @@ from bot.settings import ENV_FILE_VARIABLE, SettingsError, env_file, tracked_by_
 
 __all__ = [
     "EnvPlan",
+    "EnvTarget",
     "SaveError",
     "Saved",
-    "Target",
     "choose_target",
     "format_assignment",
     "overridden_by_environment",
@@ -133,24 +133,24 @@ def overridden_by_environment(names: tuple[str, ...], environ: Mapping[str, str]
 
 
 @dataclass(frozen=True)
-class Target:
+class EnvTarget:
     # The `.env` the loader reads (or will read once created); None: must not be written.
     path: Path | None
     # Why not, when `path` is None.
     reason: str | None = None
 
 
-def choose_target(cwd: Path, environ: Mapping[str, str]) -> Target:
+def choose_target(cwd: Path, environ: Mapping[str, str]) -> EnvTarget:
     try:
         path = env_file(cwd, environ)
     except SettingsError as exc:
-        return Target(None, str(exc))
+        return EnvTarget(None, str(exc))
     if path is None and environ.get(ENV_FILE_VARIABLE) is not None:
-        return Target(None, f"{ENV_FILE_VARIABLE} is empty, so judge-bot reads no .env file")
+        return EnvTarget(None, f"{ENV_FILE_VARIABLE} is empty, so judge-bot reads no .env file")
     path = path or cwd / ".env"
     if path.exists() and tracked_by_git(path):
-        return Target(None, f"git tracks {path.name}, and credentials must never be committed")
-    return Target(path.resolve())
+        return EnvTarget(None, f"git tracks {path.name}, and credentials must never be committed")
+    return EnvTarget(path.resolve())
 
 
 class Where(StrEnum):
@@ -170,7 +170,7 @@ class Saved:
 
 
 def save_credentials(
-    values: Mapping[str, str], target: Target, cwd: Path, separate_name: str, header: str
+    values: Mapping[str, str], target: EnvTarget, cwd: Path, separate_name: str, header: str
 ) -> Saved:
     """Write `values` per the module docstring. `separate_name` names the file of their
     own, next to the `.env` (or in `cwd`), created only when needed and never reused."""

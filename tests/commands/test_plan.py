@@ -8,8 +8,8 @@ import pytest
 
 from bot.commands.grammar import Command
 from bot.commands.plan import (
+    ApplyOverride,
     CommandFacts,
-    Override,
     Refusal,
     Reply,
     Rerun,
@@ -157,7 +157,7 @@ def test_override_needs_a_judged_verdict(state: ShaState | None) -> None:
 
 def test_override_of_a_judged_verdict() -> None:
     state = judged_state()
-    assert plan_command(ACCEPT, MAINTAINER, facts(state)) == Override(state)
+    assert plan_command(ACCEPT, MAINTAINER, facts(state)) == ApplyOverride(state)
 
 
 def test_plan_override_accept() -> None:

@@ -8,7 +8,7 @@ from bot.commands.policy import authorize
 from bot.commands.replies import render_help, render_override_reply, render_refusal
 from bot.judge.config import Mode
 from bot.judge.records import Verdict
-from bot.judging.four_eyes import Actor, AuthorizationFacts, Decision
+from bot.judging.four_eyes import Actor, Authorization, AuthorizationFacts
 from tests.support.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
 
 # --- replies --------------------------------------------------------------------------
@@ -40,7 +40,9 @@ def test_help_for_invalid_command_says_what_was_wrong() -> None:
 
 def test_refusal_reply() -> None:
     command = Command("override", action="accept", raw="/judge override accept")
-    decision = Decision(False, "pr-author", "the pull request author cannot judge their own change")
+    decision = Authorization(
+        False, "pr-author", "the pull request author cannot judge their own change"
+    )
     text = render_refusal(decision, command, Actor("mallory"))
     assert text == (
         "@mallory, I did not run `/judge override accept`: the pull request author cannot "

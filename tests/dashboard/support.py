@@ -12,7 +12,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.app import TIER_BOARD, create_app
-from bot.dashboard.handlers import PAGE, add_dashboard
+from bot.dashboard.routes import PAGE, add_dashboard
 from bot.disagreement.sync import BY_TASK
 from bot.judging.state import ShaState, save_state, state_key
 from bot.settings import Settings

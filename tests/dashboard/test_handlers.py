@@ -15,8 +15,8 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.dashboard.filters import DEFAULT_DAYS, Filter
 from bot.dashboard.freshness import Freshness
-from bot.dashboard.handlers import add_dashboard
 from bot.dashboard.render import age_text
+from bot.dashboard.routes import add_dashboard
 from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.reports import sources
 from bot.reports.calibration_view import with_counts

@@ -20,10 +20,10 @@ from bot.github.client import GitHubApp, RateLimited, Timing
 from bot.github.client import RetryPolicy as ClientPolicy
 from bot.intake.dispatch import Context, HandlerFailures
 from bot.intake.worker import (
+    AttemptPolicy,
     Defer,
     Park,
     Retry,
-    RetryPolicy,
     Worker,
     next_attempt_at,
     settle_failure,
@@ -42,7 +42,7 @@ from tests.support.fakes.github_server import FakeGitHub
     [(1, 2.0), (2, 4.0), (3, 8.0), (4, 16.0), (5, None)],
 )
 def test_backoff_doubles_then_parks(attempts: int, expected: float | None) -> None:
-    policy = RetryPolicy(max_attempts=5, base_seconds=2, max_seconds=300)
+    policy = AttemptPolicy(max_attempts=5, base_seconds=2, max_seconds=300)
     result = next_attempt_at(policy, attempts, T0)
     if expected is None:
         assert result is None
@@ -51,19 +51,19 @@ def test_backoff_doubles_then_parks(attempts: int, expected: float | None) -> No
 
 
 def test_backoff_is_capped() -> None:
-    policy = RetryPolicy(max_attempts=50, base_seconds=2, max_seconds=60)
+    policy = AttemptPolicy(max_attempts=50, base_seconds=2, max_seconds=60)
     assert next_attempt_at(policy, 20, T0) == T0 + timedelta(seconds=60)
 
 
 def test_single_attempt_policy_parks_at_once() -> None:
-    assert next_attempt_at(RetryPolicy(max_attempts=1), 1, T0) is None
+    assert next_attempt_at(AttemptPolicy(max_attempts=1), 1, T0) is None
 
 
 # -- defer, retry or park (pure) ---------------------------------------------------------------
 
 RESET = T0 + timedelta(seconds=3554)
 LATER_RESET = T0 + timedelta(seconds=7000)
-POLICY = RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60)
+POLICY = AttemptPolicy(max_attempts=3, base_seconds=10, max_seconds=60)
 
 
 def limited(installation_id: int | None = 1, reset: datetime = RESET) -> RateLimited:

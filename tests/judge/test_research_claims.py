@@ -8,10 +8,10 @@ from fractions import Fraction
 import pytest
 
 from bot.judge.checks.research_claims import (
+    CitedSource,
     Claim,
     Confidence,
     ResearchReport,
-    Source,
     _label,
     claim_shortfalls,
     domain_of,
@@ -277,7 +277,7 @@ def test_confidence_belongs_to_the_report_or_to_its_claim() -> None:
 
 def claim(*sources: tuple[str, bool]) -> Claim:
     found = tuple(
-        Source(url=f"https://{domain}/{n}", domain=domain, line=2, counter=counter)
+        CitedSource(url=f"https://{domain}/{n}", domain=domain, line=2, counter=counter)
         for n, (domain, counter) in enumerate(sources)
     )
     return Claim(line=1, sources=found)

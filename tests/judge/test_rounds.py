@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from bot.judge.engine.rounds import (
+    AskAgain,
     AttemptError,
     GiveUp,
-    Retry,
     Tally,
     attempt_outcome,
     attempt_refusal,
@@ -39,9 +39,9 @@ class _CustomFailure(ProviderError):
 
 
 # error (with a 2.5 s time limit) -> the outcome, with the message records and logs show
-OUTCOMES: list[tuple[str, AttemptError, Retry | GiveUp]] = [
-    ("own-time-limit", TimeoutError(), Retry("timeout after 2.5s")),
-    ("unparseable", ParseError("no JSON object"), Retry("unparseable answer: no JSON object")),
+OUTCOMES: list[tuple[str, AttemptError, AskAgain | GiveUp]] = [
+    ("own-time-limit", TimeoutError(), AskAgain("timeout after 2.5s")),
+    ("unparseable", ParseError("no JSON object"), AskAgain("unparseable answer: no JSON object")),
     (
         "http-500",
         ProviderHTTPError("x", **WHO, status=500, detail="boom"),
@@ -57,14 +57,18 @@ OUTCOMES: list[tuple[str, AttemptError, Retry | GiveUp]] = [
         ProviderRateLimited("x", **WHO, status=429, detail="", retry_after=30.0),
         GiveUp("HTTP 429 from openai", warn=True),
     ),
-    ("provider-timeout", ProviderTimeout("x", **WHO), Retry("timeout", warn=True)),
+    ("provider-timeout", ProviderTimeout("x", **WHO), AskAgain("timeout", warn=True)),
     (
         "transport",
         ProviderTransportError("x", **WHO, cause="ConnectError"),
-        Retry("transport error (ConnectError)", warn=True),
+        AskAgain("transport error (ConnectError)", warn=True),
     ),
-    ("empty", EmptyAnswer("x", **WHO), Retry("empty answer", warn=True)),
-    ("malformed", MalformedResponse("x", **WHO), Retry("malformed response envelope", warn=True)),
+    ("empty", EmptyAnswer("x", **WHO), AskAgain("empty answer", warn=True)),
+    (
+        "malformed",
+        MalformedResponse("x", **WHO),
+        AskAgain("malformed response envelope", warn=True),
+    ),
     (
         # a CLI that said it failed (not logged in, out of turns): asking again at once
         # would get the same answer
@@ -88,13 +92,13 @@ OUTCOMES: list[tuple[str, AttemptError, Retry | GiveUp]] = [
 @pytest.mark.parametrize(
     ("error", "expected"), [(e, o) for _, e, o in OUTCOMES], ids=[i for i, _, _ in OUTCOMES]
 )
-def test_attempt_outcome(error: AttemptError, expected: Retry | GiveUp) -> None:
+def test_attempt_outcome(error: AttemptError, expected: AskAgain | GiveUp) -> None:
     assert attempt_outcome(error, timeout=2.5) == expected
 
 
 def test_time_limit_is_written_compactly() -> None:
-    assert attempt_outcome(TimeoutError(), timeout=2.0) == Retry("timeout after 2s")
-    assert attempt_outcome(TimeoutError(), timeout=0.25) == Retry("timeout after 0.25s")
+    assert attempt_outcome(TimeoutError(), timeout=2.0) == AskAgain("timeout after 2s")
+    assert attempt_outcome(TimeoutError(), timeout=0.25) == AskAgain("timeout after 0.25s")
 
 
 def _subclasses(cls: type[ProviderError]) -> set[type[ProviderError]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.judge.rubrics.base import RubricAnswer, go_no_go
+from bot.judge.rubrics.base import RubricAnswer, scores_go_no_go
 from bot.judge.rubrics.content import ContentRubric
 from tests.support.rubric_helpers import DIMS
 
@@ -17,13 +17,13 @@ from tests.support.rubric_helpers import DIMS
 def test_go_no_go_is_phase_ab_rule(scores: tuple[int, int, int], expected: str) -> None:
     """GO when all >= 3, independent of the phase C average rule."""
     as_dict = dict(zip(DIMS, scores, strict=True))
-    assert go_no_go(as_dict) == expected
+    assert scores_go_no_go(as_dict) == expected
     rubric = ContentRubric()
     assert rubric.go_no_go(rubric.parse(as_dict)) == expected
 
 
 def test_go_no_go_without_scores_is_undetermined() -> None:
-    assert go_no_go({}) == "UNDETERMINED"
+    assert scores_go_no_go({}) == "UNDETERMINED"
 
 
 def test_rubric_answer_is_plain_data() -> None:

@@ -14,9 +14,9 @@ from bot.merging.step import (
     FAILED_LABEL,
     Drop,
     Escalate,
-    Limits,
     MarkMerged,
     Merge,
+    MergeLimits,
     UpdateBranch,
     Wait,
     after_merge,
@@ -26,7 +26,7 @@ from bot.merging.step import (
 from bot.storage.base import MergeEntry, MergeStatus
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
-LIMITS = Limits(
+LIMITS = MergeLimits(
     max_attempts=3,
     retry_delay=timedelta(seconds=30),
     precheck_retries=2,

@@ -11,9 +11,9 @@ import pytest
 from dotenv import dotenv_values
 
 from bot.registration.env_file import (
+    EnvTarget,
     Saved,
     SaveError,
-    Target,
     Where,
     choose_target,
     format_assignment,
@@ -142,7 +142,7 @@ def test_a_new_env_is_created_0600_and_the_loader_starts_from_it(
     pem = github_keypair.private_pem
     values = {**VALUES, "PRIVATE_KEY": pem}
     target = choose_target(tmp_path, {})
-    assert target == Target(tmp_path.resolve() / ".env")
+    assert target == EnvTarget(tmp_path.resolve() / ".env")
     saved = save_credentials(values, target, tmp_path, "side.env", HEADER)
     assert saved == Saved(tmp_path.resolve() / ".env", Where.ENV, tuple(values))
     assert mode(saved.path) == 0o600
@@ -209,17 +209,17 @@ def test_a_file_git_tracks_is_never_written(tmp_path: Path) -> None:
 
 
 def test_failures_name_the_file_never_a_value(tmp_path: Path) -> None:
-    gone = Target(tmp_path / "no-such-dir" / ".env")
+    gone = EnvTarget(tmp_path / "no-such-dir" / ".env")
     with pytest.raises(SaveError, match="cannot be written") as caught:
         save_credentials(VALUES, gone, tmp_path, "side", HEADER)
     assert all(value not in str(caught.value) for value in VALUES.values())
     with pytest.raises(SaveError, match="cannot be written"):
-        save_credentials(VALUES, Target(None, "why"), tmp_path / "no-such-dir", "side", HEADER)
+        save_credentials(VALUES, EnvTarget(None, "why"), tmp_path / "no-such-dir", "side", HEADER)
     folder = tmp_path / "a-directory"
     folder.mkdir()
     with pytest.raises(SaveError, match="cannot be read"):
-        save_credentials(VALUES, Target(folder), tmp_path, "side", HEADER)
+        save_credentials(VALUES, EnvTarget(folder), tmp_path, "side", HEADER)
     binary = tmp_path / "binary.env"
     binary.write_bytes(b"\xff\xfe")
     with pytest.raises(SaveError, match="not UTF-8"):
-        save_credentials(VALUES, Target(binary), tmp_path, "side", HEADER)
+        save_credentials(VALUES, EnvTarget(binary), tmp_path, "side", HEADER)

@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestClient
 
 from bot.app import TIER_BOARD
 from bot.judge.config import JudgeConfig
-from bot.registration.handlers import REGISTRATION
+from bot.registration.routes import REGISTRATION
 from bot.settings import Settings
 from tests.registration.page_reader import Page, read_page
 from tests.support.app_helpers import make_settings, running_app

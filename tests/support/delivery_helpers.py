@@ -12,7 +12,7 @@ from typing import Any
 from gidgethub.routing import Router
 
 from bot.intake.dispatch import Dispatcher
-from bot.intake.worker import RetryPolicy, Worker
+from bot.intake.worker import AttemptPolicy, Worker
 from bot.metrics import Metrics
 from bot.storage.base import DeliveryStatus, NewDelivery, Storage
 
@@ -59,7 +59,7 @@ def new_delivery(
 def make_worker(
     storage: Storage, router: Router, clock: Callable[[], datetime], **kwargs: Any
 ) -> Worker:
-    policy = kwargs.pop("policy", RetryPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
+    policy = kwargs.pop("policy", AttemptPolicy(max_attempts=3, base_seconds=10, max_seconds=60))
     return Worker(
         storage,
         Dispatcher(router, storage, clock=clock),

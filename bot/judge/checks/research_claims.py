@@ -105,7 +105,7 @@ _SHORTCUT_REFERENCE = re.compile(r"\[([^\[\]]+)\](?![\[(:])")
 
 
 @dataclass(frozen=True)
-class Source:
+class CitedSource:
     url: str
     domain: str
     line: int
@@ -122,7 +122,7 @@ class Confidence:
 @dataclass(frozen=True)
 class Claim:
     line: int
-    sources: tuple[Source, ...] = ()
+    sources: tuple[CitedSource, ...] = ()
     confidence: tuple[Confidence, ...] = ()
 
     @property
@@ -219,7 +219,7 @@ class _OpenClaim:
     line: int
     level: int
     counter: bool = False
-    sources: dict[str, Source] = field(default_factory=dict)
+    sources: dict[str, CitedSource] = field(default_factory=dict)
     confidence: list[Confidence] = field(default_factory=list)
 
     def close(self) -> Claim:
@@ -228,7 +228,7 @@ class _OpenClaim:
     def cite(self, url: str, line: int) -> None:
         domain = domain_of(url)
         if domain is not None:
-            self.sources.setdefault(_source_key(url), Source(url, domain, line, self.counter))
+            self.sources.setdefault(_source_key(url), CitedSource(url, domain, line, self.counter))
 
 
 @dataclass

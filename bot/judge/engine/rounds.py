@@ -49,7 +49,7 @@ provider failure, or a reply the rubric's parser refused."""
 
 
 @dataclass(frozen=True)
-class Retry:
+class AskAgain:
     """Ask again if the round has an attempt left; `error` stands if it has none."""
 
     error: str
@@ -76,23 +76,23 @@ def attempt_refusal(*, remaining: float, calls_left: int | None) -> GiveUp | Non
     return None
 
 
-def attempt_outcome(error: AttemptError, *, timeout: float) -> Retry | GiveUp:
+def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp:
     """What to do after an attempt that ended with `error` (its time limit was
     `timeout` seconds), and the message the round records."""
     if isinstance(error, TimeoutError):
-        return Retry(f"timeout after {timeout:g}s")
+        return AskAgain(f"timeout after {timeout:g}s")
     if isinstance(error, ParseError):
-        return Retry(f"unparseable answer: {error}")
+        return AskAgain(f"unparseable answer: {error}")
     if isinstance(error, ProviderHTTPError):
         return GiveUp(f"HTTP {error.status} from {error.provider}", warn=True)
     if isinstance(error, ProviderTimeout):
-        return Retry("timeout", warn=True)
+        return AskAgain("timeout", warn=True)
     if isinstance(error, ProviderTransportError):
-        return Retry(f"transport error ({error.cause})", warn=True)
+        return AskAgain(f"transport error ({error.cause})", warn=True)
     if isinstance(error, EmptyAnswer):
-        return Retry("empty answer", warn=True)
+        return AskAgain("empty answer", warn=True)
     if isinstance(error, MalformedResponse):
-        return Retry("malformed response envelope", warn=True)
+        return AskAgain("malformed response envelope", warn=True)
     return GiveUp(f"provider error ({type(error).__name__})", warn=True)
 
 

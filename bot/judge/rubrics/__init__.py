@@ -59,7 +59,7 @@ thresholds); this module is the registry the rest of the judge imports rubrics f
 from __future__ import annotations
 
 from bot.judge.records import RubricName
-from bot.judge.rubrics.base import Rubric, RubricAnswer, go_no_go
+from bot.judge.rubrics.base import Rubric, RubricAnswer, scores_go_no_go
 from bot.judge.rubrics.code import CodeRubric, CodeThresholds
 from bot.judge.rubrics.completion import CompletionRubric, CompletionThresholds
 from bot.judge.rubrics.content import ContentRubric, ContentThresholds, content_verdict
@@ -82,7 +82,7 @@ __all__ = [
     "Thresholds",
     "content_verdict",
     "get_rubric",
-    "go_no_go",
+    "scores_go_no_go",
 ]
 
 Thresholds = ContentThresholds | CodeThresholds | CompletionThresholds | ResearchThresholds

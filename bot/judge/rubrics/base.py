@@ -67,7 +67,7 @@ def mean_at_least(values: Iterable[float], threshold: float) -> bool:
     return sum(vals, Fraction(0)) >= exact(threshold) * len(vals)
 
 
-def go_no_go(scores: Mapping[str, float], minimum: float = 3) -> GoNoGo:
+def scores_go_no_go(scores: Mapping[str, float], minimum: float = 3) -> GoNoGo:
     """Phase A/B label: GO when every score >= minimum; no scores is UNDETERMINED."""
     if not scores:
         return "UNDETERMINED"

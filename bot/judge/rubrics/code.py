@@ -20,8 +20,8 @@ from bot.judge.rubrics.base import (
     FrozenModel,
     RubricAnswer,
     exact,
-    go_no_go,
     object_schema,
+    scores_go_no_go,
 )
 from bot.judge.rubrics.parsing import (
     ParseError,
@@ -209,4 +209,4 @@ class CodeRubric:
         # and a guess must not block (the same reason `decide` escalates it).
         if self.thresholds.low_confidence_escalates and answer.extra.get("confidence") == "low":
             return "UNDETERMINED"
-        return go_no_go(answer.scores, self.thresholds.pass_min)
+        return scores_go_no_go(answer.scores, self.thresholds.pass_min)

@@ -18,9 +18,9 @@ from bot.judge.rubrics.base import (
     STRINGS_SCHEMA,
     FrozenModel,
     RubricAnswer,
-    go_no_go,
     mean_at_least,
     object_schema,
+    scores_go_no_go,
 )
 from bot.judge.rubrics.parsing import (
     model_label,
@@ -144,4 +144,4 @@ class ContentRubric:
         return content_verdict(answer.scores, self.thresholds)
 
     def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
-        return go_no_go(answer.scores, self.thresholds.go_min)
+        return scores_go_no_go(answer.scores, self.thresholds.go_min)

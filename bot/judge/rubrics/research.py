@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubrics.base import STRINGS_SCHEMA, RubricAnswer, go_no_go
+from bot.judge.rubrics.base import STRINGS_SCHEMA, RubricAnswer, scores_go_no_go
 from bot.judge.rubrics.content import (
     ContentThresholds,
     content_verdict,
@@ -123,4 +123,4 @@ class ResearchRubric:
         return research_verdict(answer.scores, len(unsupported), self.thresholds)
 
     def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
-        return go_no_go(answer.scores, self.thresholds.go_min)
+        return scores_go_no_go(answer.scores, self.thresholds.go_min)
