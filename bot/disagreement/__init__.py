@@ -1,4 +1,8 @@
 """The `[JUDGE-DISAGREEMENT]` issue.
 
-issue writes its text, lifecycle decides its next step, sync keeps it in line on GitHub.
+Reacts to judging's verdicts (`sync.reconcile`, listed in `bot/reactions.py`).
+
+    issue      its title, body and comments (pure)
+    lifecycle  its next step: open, comment, reopen, close (pure)
+    sync       keeping it in line on GitHub (kv owner: the issue of each task)
 """

@@ -1,1 +1,5 @@
-"""Where the App is installed: installation payloads (accounts) and their handlers."""
+"""Where the App is installed.
+
+accounts  installation rows from payloads (pure)
+handlers  the routers that store and forget them
+"""

@@ -1,6 +1,7 @@
 """Reports over the stored verdict log: `judge-bot triage` (the morning look at what the
 judges flagged), `judge-bot calibrate` (seed 000's KPIs and whether blocking mode may
-be switched on), and the same KPIs as gauges on `/metrics`.
+be switched on), and the same KPIs as gauges on `/metrics`. The commands themselves are
+`bot/cli/reports.py`.
 
     facts            a record's stored facts as the reports read them (pure)
     triage           facts -> distribution, flagged items, open issues (pure)
@@ -14,6 +15,5 @@ be switched on), and the same KPIs as gauges on `/metrics`.
     triage_view      triage as a table or JSON
     calibration_view calibration as a table or JSON
     sources          reading the window from storage (the only I/O of the commands)
-    report_cli       the two commands
     kpi_metrics      the `judge_kpi_*` gauges and their background refresh
 """

@@ -24,6 +24,12 @@ export` and `serve` find one file wherever in the repository they run.
 
 Problems become one `SettingsError` line that names the variable and never its value.
 Nothing is read at import.
+
+The operator's settings of the features live beside this module, as plain models:
+
+    merge     the merge queue's and loop prevention's `JUDGE_*` settings (seed 004)
+    notify    `JUDGE_NOTIFY_*`: where notices go
+    features  those sections (and the research rubric's) loaded with the rest at start
 """
 
 from __future__ import annotations
