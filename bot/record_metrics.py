@@ -7,7 +7,7 @@ call outcome, a refusal reason): never a repository, a sha or free text.
 Where the record says what is counted:
 
     cache hit     rounds (`round` >= 1) but no call: a verdict-cache hit repeats the cached
-                  judgment's rounds with `calls` empty (bot/judge/engine.py)
+                  judgment's rounds with `calls` empty (bot/judge/engine/__init__.py)
     refusal       `round` 0 with `mode` throttled, budget, four-eyes or unconfigured
                   (bot/judge/engine/judgment.py); a mechanical reject is a verdict, not a refusal
     call outcome  `CallStats.error`, the message bot/judge/engine/rounds.py wrote for the round's

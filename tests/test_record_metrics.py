@@ -1,7 +1,7 @@
 """`observe_record` (bot/record_metrics.py): each shape of verdict record the engine writes
 moves exactly its own series on the app's registry, and no other.
 
-The records come from the real engine (bot/judge/engine.py) against the fake LLM server
+The records come from the real engine (bot/judge/engine/__init__.py) against the fake LLM server
 and SQLite, so a change in how the engine marks a cache hit, a refusal or a failed call
 shows here rather than as a silently wrong dashboard."""
 

@@ -25,10 +25,7 @@ from aiohttp import web
 
 from bot import __version__
 from bot.app import create_app
-from bot.cli import deliveries as deliveries_cli
-from bot.cli import judge as judge_console
-from bot.cli import replay as replay_cli
-from bot.cli import reports as report_cli
+from bot.cli import deliveries, judge, replay, reports
 from bot.cli.terminal import guard_closed_stdout
 from bot.judge.config import JudgeConfig
 from bot.logs import configure_logging
@@ -58,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(docs/configuration.md); without APP_ID, the registration guide only.",
     )
     serve.set_defaults(handler=_serve)
-    judge_console.register(commands)
-    deliveries_cli.register(commands)
-    replay_cli.register(commands)
-    report_cli.register(commands)
+    judge.register(commands)
+    deliveries.register(commands)
+    replay.register(commands)
+    reports.register(commands)
     return parser
 
 

@@ -1,5 +1,5 @@
-"""The provider interface (`bot/judge/providers.py`): the factory that turns a protocol name
-into a provider. Each protocol is tested in test_openai_chat.py and
+"""The provider interface (`bot/judge/providers/__init__.py`): the factory that turns a
+protocol name into a provider. Each protocol is tested in test_openai_chat.py and
 test_anthropic_messages.py, the failures and the POST they share in test_provider_http.py."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The engine's own decisions about a judgment, and how a decision becomes a record.
 
-The engine (bot/judge/engine.py) fetches and stores; everything it decides without a
+The engine (bot/judge/engine/__init__.py) fetches and stores; everything it decides without a
 model is a pure function here, so each rule can be read and tested on its own:
 
     refuse_before_models  a mechanical hard failure rejects; no LLM configured is

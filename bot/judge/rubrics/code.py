@@ -3,7 +3,7 @@
 Code needs more than scores: a major issue (a test written to pass rather than to
 verify, scope creep) blocks an accept whatever the scores, and a judge that says it has
 low confidence hands the change to a human instead of its guess becoming a gate. The
-verdict table is in bot/judge/rubrics.py.
+verdict table is in bot/judge/rubrics/__init__.py.
 """
 
 from __future__ import annotations

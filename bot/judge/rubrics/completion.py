@@ -2,7 +2,7 @@
 
 There are no scores: the judge answers pass or not, what is missing, whether the change
 still moved the task forward, and what only a human can answer. The verdict table is
-in bot/judge/rubrics.py.
+in bot/judge/rubrics/__init__.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 It judges documents and other prose, the default for any path a repository does not
 map to another rubric. Its GO label (every score >= `go_min`) comes from the phase A/B
 pre-push hook and deliberately differs from its verdict: (3, 3, 3) is GO yet improve.
-The verdict table is in bot/judge/rubrics.py.
+The verdict table is in bot/judge/rubrics/__init__.py.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ a call. The judge scores what counting cannot see, four dimensions in whole scor
     calibration  the claims are specific and the stated confidence fits the evidence
 
 and lists the claims its evidence does not support. The verdict table is in
-bot/judge/rubrics.py: content's table over four dimensions, and an unsupported claim
+bot/judge/rubrics/__init__.py: content's table over four dimensions, and an unsupported claim
 keeps a report from accept (improve), as a major issue does for code. The GO label reads
 the scores only (every score >= `go_min`), like content's.
 

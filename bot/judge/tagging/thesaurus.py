@@ -21,7 +21,7 @@ a small constant, and nothing in it can backtrack catastrophically.
 
 Only the built-in thesaurus, fixed, is compiled: compiling is slow (seconds for the thousands of
 phrases a repository may add), so a repository's phrases are matched by walking the same trie
-in Python (bot/judge/tagging.py), trying its words in the regex's order (`word_order`).
+in Python (bot/judge/tagging/__init__.py), trying its words in the regex's order (`word_order`).
 """
 
 from __future__ import annotations
