@@ -17,9 +17,9 @@ them as aware UTC).
 
 from __future__ import annotations
 
+from bot.storage.keyed import KeyedTables
 from bot.storage.postgres_connection import PING_TIMEOUT_SECONDS, quote_ident
 from bot.storage.postgres_deliveries import PostgresDeliveryQueue
-from bot.storage.postgres_keyed import PostgresKeyedTables
 from bot.storage.postgres_ledger import PostgresLedger
 from bot.storage.postgres_merge_queue import PostgresMergeQueue
 from bot.storage.postgres_schema import MIGRATIONS
@@ -27,7 +27,5 @@ from bot.storage.postgres_schema import MIGRATIONS
 __all__ = ["MIGRATIONS", "PING_TIMEOUT_SECONDS", "PostgresStorage", "quote_ident"]
 
 
-class PostgresStorage(
-    PostgresDeliveryQueue, PostgresKeyedTables, PostgresLedger, PostgresMergeQueue
-):
+class PostgresStorage(PostgresDeliveryQueue, KeyedTables, PostgresLedger, PostgresMergeQueue):
     """`Storage` on PostgreSQL through an asyncpg pool."""

@@ -17,9 +17,9 @@ compare as numbers); JSON documents as text.
 
 from __future__ import annotations
 
+from bot.storage.keyed import KeyedTables
 from bot.storage.sqlite_connection import BUSY_TIMEOUT_MS, CHECKPOINT_SECONDS
 from bot.storage.sqlite_deliveries import SqliteDeliveryQueue
-from bot.storage.sqlite_keyed import SqliteKeyedTables
 from bot.storage.sqlite_ledger import SqliteLedger
 from bot.storage.sqlite_merge_queue import SqliteMergeQueue
 from bot.storage.sqlite_schema import MIGRATIONS
@@ -27,5 +27,5 @@ from bot.storage.sqlite_schema import MIGRATIONS
 __all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_SECONDS", "MIGRATIONS", "SqliteStorage"]
 
 
-class SqliteStorage(SqliteDeliveryQueue, SqliteKeyedTables, SqliteLedger, SqliteMergeQueue):
+class SqliteStorage(SqliteDeliveryQueue, KeyedTables, SqliteLedger, SqliteMergeQueue):
     """`Storage` on one SQLite file (WAL mode)."""
