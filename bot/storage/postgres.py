@@ -18,6 +18,7 @@ them as aware UTC).
 from __future__ import annotations
 
 from bot.storage.keyed import KeyedTables
+from bot.storage.ledger import Ledger
 from bot.storage.postgres_connection import PING_TIMEOUT_SECONDS, quote_ident
 from bot.storage.postgres_deliveries import PostgresDeliveryQueue
 from bot.storage.postgres_ledger import PostgresLedger
@@ -27,5 +28,7 @@ from bot.storage.postgres_schema import MIGRATIONS
 __all__ = ["MIGRATIONS", "PING_TIMEOUT_SECONDS", "PostgresStorage", "quote_ident"]
 
 
-class PostgresStorage(PostgresDeliveryQueue, KeyedTables, PostgresLedger, PostgresMergeQueue):
+class PostgresStorage(
+    PostgresDeliveryQueue, KeyedTables, Ledger, PostgresLedger, PostgresMergeQueue
+):
     """`Storage` on PostgreSQL through an asyncpg pool."""

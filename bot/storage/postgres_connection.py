@@ -49,26 +49,9 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     )
 
 
-class PostgresExecutor:
-    """`Executor` on the pool (a statement on its own) or on one connection (inside its
-    transaction). Values are the driver's own: aware datetimes for timestamptz, booleans,
+class PostgresValues:
+    """Values as asyncpg gives and takes them: aware datetimes for timestamptz, booleans,
     jsonb decoded by the connection (`_init_connection`)."""
-
-    def __init__(self, db: asyncpg.Pool | asyncpg.Connection) -> None:
-        self._db = db
-
-    async def run(self, statement: Sql, /, **params: Any) -> int:
-        return changed_rows(await self._db.execute(statement.postgres, *statement.args(params)))
-
-    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]:
-        return list(await self._db.fetch(statement.postgres, *statement.args(params)))
-
-    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
-        row: Row | None = await self._db.fetchrow(statement.postgres, *statement.args(params))
-        return row
-
-    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
-        await self._db.executemany(statement.postgres, [statement.args(p) for p in params])
 
     @staticmethod
     def time(value: datetime) -> datetime:
@@ -91,10 +74,32 @@ class PostgresExecutor:
         return cast(dict[str, Any], value)
 
 
+class PostgresExecutor(PostgresValues):
+    """`Executor` on the pool (a statement on its own) or on one connection (inside its
+    transaction)."""
+
+    def __init__(self, db: asyncpg.Pool | asyncpg.Connection) -> None:
+        self._db = db
+
+    async def run(self, statement: Sql, /, **params: Any) -> int:
+        return changed_rows(await self._db.execute(statement.postgres, *statement.args(params)))
+
+    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]:
+        return list(await self._db.fetch(statement.postgres, *statement.args(params)))
+
+    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
+        row: Row | None = await self._db.fetchrow(statement.postgres, *statement.args(params))
+        return row
+
+    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
+        await self._db.executemany(statement.postgres, [statement.args(p) for p in params])
+
+
 class PostgresConnectionBase(SqlStore):
     """Owns the pool; the table mixins add the `Storage` methods."""
 
     _unique_violation: tuple[type[Exception], ...] = (asyncpg.UniqueViolationError,)
+    _values = PostgresValues()
 
     def __init__(
         self,

@@ -71,19 +71,8 @@ class Row(Protocol):
     def __getitem__(self, index: int, /) -> Any: ...
 
 
-class Executor(Protocol):
-    """Runs `Sql` on one backend, and converts values to and from its columns."""
-
-    async def run(self, statement: Sql, /, **params: Any) -> int:
-        """Runs the statement; how many rows it changed."""
-
-    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]: ...
-
-    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
-        """The first row, or None when there is none."""
-
-    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
-        """Runs the statement once for each set of parameters."""
+class Values(Protocol):
+    """Values to and from a backend's columns."""
 
     def time(self, value: datetime) -> Any:
         """A datetime as its column holds it; ValueError for a naive one."""
@@ -98,12 +87,30 @@ class Executor(Protocol):
         """A JSON document column's value (written as `dump_json` text) as a dict."""
 
 
+class Executor(Values, Protocol):
+    """Runs `Sql` on one backend (and converts values, as its `Values`)."""
+
+    async def run(self, statement: Sql, /, **params: Any) -> int:
+        """Runs the statement; how many rows it changed."""
+
+    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]: ...
+
+    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
+        """The first row, or None when there is none."""
+
+    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
+        """Runs the statement once for each set of parameters."""
+
+
 class SqlStore:
     """What the table mixins written once need of a backend's connection class."""
 
     # Raised by an insert that lost a race for a unique key to another writer, which a
     # retry then finds (PostgreSQL's replicas); SQLite's write lock leaves no such race.
     _unique_violation: tuple[type[Exception], ...] = ()
+    # The backend's values, for conversions made before the database is reached (a naive
+    # datetime is refused before a closed store is).
+    _values: Values
 
     @property
     def _sql(self) -> Executor:

@@ -18,6 +18,7 @@ compare as numbers); JSON documents as text.
 from __future__ import annotations
 
 from bot.storage.keyed import KeyedTables
+from bot.storage.ledger import Ledger
 from bot.storage.sqlite_connection import BUSY_TIMEOUT_MS, CHECKPOINT_SECONDS
 from bot.storage.sqlite_deliveries import SqliteDeliveryQueue
 from bot.storage.sqlite_ledger import SqliteLedger
@@ -27,5 +28,5 @@ from bot.storage.sqlite_schema import MIGRATIONS
 __all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_SECONDS", "MIGRATIONS", "SqliteStorage"]
 
 
-class SqliteStorage(SqliteDeliveryQueue, KeyedTables, SqliteLedger, SqliteMergeQueue):
+class SqliteStorage(SqliteDeliveryQueue, KeyedTables, Ledger, SqliteLedger, SqliteMergeQueue):
     """`Storage` on one SQLite file (WAL mode)."""

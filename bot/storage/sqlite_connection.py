@@ -207,6 +207,8 @@ class SqliteConnectionBase(SqlStore):
         self._checkpointer: asyncio.Task[None] | None = None
         self._autocommit = SqliteAutocommit(self)
 
+    _values = SqliteValues()
+
     # -- lifecycle ---------------------------------------------------------
     async def open(self) -> None:
         if self._conn is not None:
