@@ -17,18 +17,15 @@ them as aware UTC).
 
 from __future__ import annotations
 
-from bot.storage.keyed import KeyedTables
-from bot.storage.ledger import Ledger
 from bot.storage.postgres_connection import PING_TIMEOUT_SECONDS, quote_ident
 from bot.storage.postgres_deliveries import PostgresDeliveryQueue
 from bot.storage.postgres_ledger import PostgresLedger
 from bot.storage.postgres_merge_queue import PostgresMergeQueue
 from bot.storage.postgres_schema import MIGRATIONS
+from bot.storage.tables import SharedTables
 
 __all__ = ["MIGRATIONS", "PING_TIMEOUT_SECONDS", "PostgresStorage", "quote_ident"]
 
 
-class PostgresStorage(
-    PostgresDeliveryQueue, KeyedTables, Ledger, PostgresLedger, PostgresMergeQueue
-):
+class PostgresStorage(PostgresDeliveryQueue, PostgresLedger, PostgresMergeQueue, SharedTables):
     """`Storage` on PostgreSQL through an asyncpg pool."""

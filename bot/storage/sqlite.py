@@ -17,16 +17,15 @@ compare as numbers); JSON documents as text.
 
 from __future__ import annotations
 
-from bot.storage.keyed import KeyedTables
-from bot.storage.ledger import Ledger
 from bot.storage.sqlite_connection import BUSY_TIMEOUT_MS, CHECKPOINT_SECONDS
 from bot.storage.sqlite_deliveries import SqliteDeliveryQueue
 from bot.storage.sqlite_ledger import SqliteLedger
 from bot.storage.sqlite_merge_queue import SqliteMergeQueue
 from bot.storage.sqlite_schema import MIGRATIONS
+from bot.storage.tables import SharedTables
 
 __all__ = ["BUSY_TIMEOUT_MS", "CHECKPOINT_SECONDS", "MIGRATIONS", "SqliteStorage"]
 
 
-class SqliteStorage(SqliteDeliveryQueue, KeyedTables, Ledger, SqliteLedger, SqliteMergeQueue):
+class SqliteStorage(SqliteDeliveryQueue, SqliteLedger, SqliteMergeQueue, SharedTables):
     """`Storage` on one SQLite file (WAL mode)."""

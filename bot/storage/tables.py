@@ -1,0 +1,14 @@
+"""The `Storage` methods written once for both backends, assembled: each backend's
+store class adds its connection and what it does its own way (`sqlite`, `postgres`)."""
+
+from __future__ import annotations
+
+from bot.storage.keyed import KeyedTables
+from bot.storage.ledger import Ledger
+from bot.storage.merge_queue import MergeQueue
+
+__all__ = ["SharedTables"]
+
+
+class SharedTables(KeyedTables, Ledger, MergeQueue):
+    """Installations and kv, verdicts and usage, merge queues (but their claims)."""
