@@ -21,10 +21,10 @@ from bot.storage.sql import Row, Sql, SqlStore, Values
 # backend's name, as before the backends shared this module.
 _body_log = logging.getLogger("bot.storage.sqlite")
 
-_PENDING: Final = DeliveryStatus.PENDING.value
-_PROCESSING: Final = DeliveryStatus.PROCESSING.value
-_DONE: Final = DeliveryStatus.DONE.value
-_FAILED: Final = DeliveryStatus.FAILED.value
+PENDING: Final = DeliveryStatus.PENDING.value
+PROCESSING: Final = DeliveryStatus.PROCESSING.value
+DONE: Final = DeliveryStatus.DONE.value
+FAILED: Final = DeliveryStatus.FAILED.value
 
 # The columns `delivery_of` reads, the body and how it is stored last. SQLite keeps the
 # body in delivery_bodies (its migration 6), looked up by primary key for each delivery
@@ -139,10 +139,10 @@ class DeliveryLeases(SqlStore):
     async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
         changed = await self._sql.run(
             COMPLETE,
-            done=_DONE,
+            done=DONE,
             now=self._values.time(now),
             id=delivery_id,
-            processing=_PROCESSING,
+            processing=PROCESSING,
             worker=worker_id,
         )
         return changed == 1
@@ -156,22 +156,22 @@ class DeliveryLeases(SqlStore):
         now: datetime,
     ) -> bool:
         at = self._values.time(now)
-        leased = {"id": delivery_id, "processing": _PROCESSING, "worker": worker_id}
+        leased = {"id": delivery_id, "processing": PROCESSING, "worker": worker_id}
         if retry_at is None:
-            changed = await self._sql.run(FAIL, failed=_FAILED, error=error, now=at, **leased)
+            changed = await self._sql.run(FAIL, failed=FAILED, error=error, now=at, **leased)
         else:
             changed = await self._sql.run(
-                RETRY, pending=_PENDING, error=error, retry_at=self._values.time(retry_at), **leased
+                RETRY, pending=PENDING, error=error, retry_at=self._values.time(retry_at), **leased
             )
         return changed == 1
 
     async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
         changed = await self._sql.run(
             DEFER,
-            pending=_PENDING,
+            pending=PENDING,
             until=self._values.time(until),
             id=delivery_id,
-            processing=_PROCESSING,
+            processing=PROCESSING,
             worker=worker_id,
         )
         return changed == 1
@@ -181,14 +181,14 @@ class DeliveryLeases(SqlStore):
             RENEW,
             until=self._values.time(until),
             id=delivery_id,
-            processing=_PROCESSING,
+            processing=PROCESSING,
             worker=worker_id,
         )
         return changed == 1
 
     async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
         changed = await self._sql.run(
-            REQUEUE, pending=_PENDING, now=self._values.time(now), id=delivery_id, failed=_FAILED
+            REQUEUE, pending=PENDING, now=self._values.time(now), id=delivery_id, failed=FAILED
         )
         return changed == 1
 
@@ -215,5 +215,5 @@ class DeliveryLeases(SqlStore):
 
     async def prune_deliveries(self, finished_before: datetime) -> int:
         return await self._sql.run(
-            PRUNE, done=_DONE, failed=_FAILED, before=self._values.time(finished_before)
+            PRUNE, done=DONE, failed=FAILED, before=self._values.time(finished_before)
         )

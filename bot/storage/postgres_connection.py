@@ -18,7 +18,7 @@ import asyncpg
 
 from bot.storage._codec import load_json, require_utc
 from bot.storage.postgres_schema import migrate
-from bot.storage.sql import Executor, Row, Sql, SqlStore
+from bot.storage.sql import Executor, Row, Sql, SqlStore, Transaction
 
 PING_TIMEOUT_SECONDS: Final = 5.0
 
@@ -173,6 +173,6 @@ class PostgresConnectionBase(SqlStore):
         return PostgresExecutor(self._db)
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Executor]:
+    async def _transaction(self) -> AsyncIterator[Transaction]:
         async with self._db.acquire() as conn, conn.transaction():
             yield PostgresExecutor(conn)

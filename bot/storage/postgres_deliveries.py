@@ -23,12 +23,9 @@ import asyncpg
 
 from bot.storage._codec import require_int64, require_utc
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
-from bot.storage.deliveries import POSTGRES_COLUMNS, delivery_of, stored_body
+from bot.storage.deliveries import DONE, PENDING, POSTGRES_COLUMNS, delivery_of, stored_body
 from bot.storage.group_commit import GroupCommit
 from bot.storage.postgres_connection import PostgresConnectionBase
-
-_PENDING: Final = DeliveryStatus.PENDING.value
-_DONE: Final = DeliveryStatus.DONE.value
 
 # Run once per row of a batch, pipelined in one implicit transaction (asyncpg's fetchmany is
 # atomic): a batch commits whole or not at all. Measured against one INSERT ... SELECT FROM
@@ -86,7 +83,7 @@ def _insert_args(delivery: NewDelivery) -> tuple[object, ...]:
         delivery.installation_id,
         delivery.repository,
         delivery.body,
-        _DONE if delivery.done else _PENDING,
+        DONE if delivery.done else PENDING,
         received,
         received if delivery.done else None,
     )

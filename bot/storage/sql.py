@@ -35,8 +35,7 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 def _numbered(text: str, mark: str, names: tuple[str, ...]) -> str:
-    if set(_names(text)) != set(names):
-        raise ValueError(f"a dialect's text must take the parameters {names}: {text!r}")
+    assert set(_names(text)) == set(names), f"a dialect's text takes {names}: {text!r}"
 
     def number(match: re.Match[str]) -> str:
         name = match.group(1)
@@ -56,13 +55,9 @@ class Sql:
         self.postgres: Final = _numbered(text if postgres is None else postgres, "$", self.names)
 
     def args(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The arguments in the statement's order; TypeError unless each is given once."""
-        if len(params) != len(self.names):
-            raise TypeError(f"statement takes {self.names}, given {tuple(params)}")
+        """The arguments in the statement's order (KeyError for one not given)."""
+        assert len(params) == len(self.names), f"takes {self.names}, given {tuple(params)}"
         return tuple(params[name] for name in self.names)
-
-    def __repr__(self) -> str:
-        return f"Sql({self.sqlite!r})"
 
 
 class Row(Protocol):
@@ -98,6 +93,10 @@ class Executor(Values, Protocol):
     async def row(self, statement: Sql, /, **params: Any) -> Row | None:
         """The first row, or None when there is none."""
 
+
+class Transaction(Executor, Protocol):
+    """An `Executor` inside one transaction."""
+
     async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
         """Runs the statement once for each set of parameters."""
 
@@ -117,6 +116,6 @@ class SqlStore:
         """Statements run on their own (autocommit)."""
         raise NotImplementedError
 
-    def _transaction(self) -> AbstractAsyncContextManager[Executor]:
+    def _transaction(self) -> AbstractAsyncContextManager[Transaction]:
         """Statements run in one transaction: committed together, or rolled back on error."""
         raise NotImplementedError

@@ -30,7 +30,7 @@ from typing import Any, Final
 from bot.storage._codec import from_micros, load_json, optional_from_micros, to_micros
 from bot.storage._inline_sqlite import InlineConnection, Parameters
 from bot.storage._inline_sqlite import connect as connect_inline
-from bot.storage.sql import Executor, Row, Sql, SqlStore
+from bot.storage.sql import Executor, Row, Sql, SqlStore, Transaction
 from bot.storage.sqlite_schema import migrate
 
 # Named after the public backend module, where these messages came from before the
@@ -192,10 +192,6 @@ class SqliteAutocommit(SqliteValues):
         rows = await self.rows(statement, **params)
         return rows[0] if rows else None
 
-    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
-        async with self._store._write_transaction() as db:
-            await SqliteTransaction(db).many(statement, params)
-
 
 class SqliteConnectionBase(SqlStore):
     """Owns the connection and the lock; the table mixins add the `Storage` methods."""
@@ -306,7 +302,7 @@ class SqliteConnectionBase(SqlStore):
         return self._autocommit
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[Executor]:
+    async def _transaction(self) -> AsyncIterator[Transaction]:
         async with self._write_transaction() as db:
             yield SqliteTransaction(db)
 

@@ -20,7 +20,16 @@ from typing import Final
 from bot.storage._codec import require_int64, require_utc, to_micros
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
 from bot.storage.body_codec import UnreadableBody, encode_body
-from bot.storage.deliveries import FAIL, SQLITE_COLUMNS, delivery_of, stored_body
+from bot.storage.deliveries import (
+    DONE,
+    FAIL,
+    FAILED,
+    PENDING,
+    PROCESSING,
+    SQLITE_COLUMNS,
+    delivery_of,
+    stored_body,
+)
 from bot.storage.group_commit import GroupCommit
 from bot.storage.sql import Row
 from bot.storage.sqlite_connection import SqliteConnectionBase, SqliteValues
@@ -57,10 +66,6 @@ DUE_SQL: Final = (
     " OR EXISTS (SELECT 1 FROM deliveries"
     "  WHERE status = :processing AND lease_expires_at <= :now)"
 )
-_PENDING: Final = DeliveryStatus.PENDING.value
-_PROCESSING: Final = DeliveryStatus.PROCESSING.value
-_DONE: Final = DeliveryStatus.DONE.value
-_FAILED: Final = DeliveryStatus.FAILED.value
 _VALUES: Final = SqliteValues()
 
 
@@ -117,7 +122,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                         delivery.action,
                         delivery.installation_id,
                         delivery.repository,
-                        _DONE if delivery.done else _PENDING,
+                        DONE if delivery.done else PENDING,
                         received,
                         received,
                         received if delivery.done else None,
@@ -144,13 +149,13 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
             return []
         now_us = to_micros(now)
         expires_us = to_micros(require_utc(now) + timedelta(seconds=lease_seconds))
-        statuses = {"processing": DeliveryStatus.PROCESSING.value, "pending": _PENDING}
+        statuses = {"processing": DeliveryStatus.PROCESSING.value, "pending": PENDING}
         [(due,)] = await self._fetchall(DUE_SQL, {**statuses, "now": now_us})
         if not due:
             return []
         claimed: list[Delivery] = []
         parked: list[tuple[Row, str]] = []
-        leased = {"processing": _PROCESSING, "worker": worker_id}
+        leased = {"processing": PROCESSING, "worker": worker_id}
         async with self._write_transaction() as db:
             # Again while a row was parked (below) and the limit is not reached: a worker
             # handed nothing sleeps until its next poll, though more is due.
@@ -178,8 +183,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                     await db.execute(
                         FAIL.sqlite,
                         FAIL.args(
-                            {"failed": _FAILED, "error": error, "now": now_us, "id": row[0]}
-                            | leased
+                            {"failed": FAILED, "error": error, "now": now_us, "id": row[0]} | leased
                         ),
                     )
                 if not unreadable:
