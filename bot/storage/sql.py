@@ -19,6 +19,7 @@ backend modules, written for their driver.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -101,7 +102,7 @@ class Transaction(Executor, Protocol):
         """Runs the statement once for each set of parameters."""
 
 
-class SqlStore:
+class SqlStore(ABC):
     """What the table mixins written once need of a backend's connection class."""
 
     # Raised by an insert that lost a race for a unique key to another writer, which a
@@ -112,10 +113,10 @@ class SqlStore:
     _values: Values
 
     @property
+    @abstractmethod
     def _sql(self) -> Executor:
         """Statements run on their own (autocommit)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _transaction(self) -> AbstractAsyncContextManager[Transaction]:
         """Statements run in one transaction: committed together, or rolled back on error."""
-        raise NotImplementedError
