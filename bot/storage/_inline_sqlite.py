@@ -48,14 +48,6 @@ class InlineConnection:
         finally:
             cursor.close()
 
-    async def execute_insert(self, sql: str, parameters: Sequence[Any] = ()) -> tuple[int] | None:
-        cursor = self._connection.execute(sql, parameters)
-        try:
-            rowid = cursor.lastrowid
-        finally:
-            cursor.close()
-        return None if rowid is None else (rowid,)
-
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self._connection.executemany(sql, rows).close()
 

@@ -1,20 +1,24 @@
 """The PostgreSQL store's connection pool: opening it, its settings, and access to it.
 
 Every pooled connection decodes jsonb to Python objects itself, so the table
-mixins (`postgres_deliveries`, `postgres_keyed`, `postgres_ledger`) read documents
-straight from rows. They build on `PostgresConnectionBase` and reach the database
-through its `_db` pool.
+mixins (`postgres_deliveries`, and those written once for both backends, see `sql`)
+read documents straight from rows. They build on `PostgresConnectionBase` and reach the
+database through its `_db` pool, or its executors.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any, Final, cast
 
 import asyncpg
 
-from bot.storage._codec import load_json
+from bot.storage._codec import load_json, require_utc
 from bot.storage.postgres_schema import migrate
+from bot.storage.sql import Executor, Row, Sql, SqlStore, Transaction
 
 PING_TIMEOUT_SECONDS: Final = 5.0
 
@@ -45,8 +49,57 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     )
 
 
-class PostgresConnectionBase:
+class PostgresValues:
+    """Values as asyncpg gives and takes them: aware datetimes for timestamptz, booleans,
+    jsonb decoded by the connection (`_init_connection`)."""
+
+    @staticmethod
+    def time(value: datetime) -> datetime:
+        return require_utc(value)
+
+    @staticmethod
+    def time_of(value: Any) -> datetime:
+        return cast(datetime, value)
+
+    @staticmethod
+    def optional_time_of(value: Any) -> datetime | None:
+        return value if isinstance(value, datetime) else None
+
+    @staticmethod
+    def flag(value: bool) -> bool:
+        return value
+
+    @staticmethod
+    def document_of(value: Any) -> dict[str, Any]:
+        return cast(dict[str, Any], value)
+
+
+class PostgresExecutor(PostgresValues):
+    """`Executor` on the pool (a statement on its own) or on one connection (inside its
+    transaction)."""
+
+    def __init__(self, db: asyncpg.Pool | asyncpg.Connection) -> None:
+        self._db = db
+
+    async def run(self, statement: Sql, /, **params: Any) -> int:
+        return changed_rows(await self._db.execute(statement.postgres, *statement.args(params)))
+
+    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]:
+        return list(await self._db.fetch(statement.postgres, *statement.args(params)))
+
+    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
+        row: Row | None = await self._db.fetchrow(statement.postgres, *statement.args(params))
+        return row
+
+    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
+        await self._db.executemany(statement.postgres, [statement.args(p) for p in params])
+
+
+class PostgresConnectionBase(SqlStore):
     """Owns the pool; the table mixins add the `Storage` methods."""
+
+    _unique_violation: tuple[type[Exception], ...] = (asyncpg.UniqueViolationError,)
+    _values = PostgresValues()
 
     def __init__(
         self,
@@ -114,3 +167,12 @@ class PostgresConnectionBase:
         if self._pool is None:
             raise RuntimeError("PostgresStorage is not open; call open() first")
         return self._pool
+
+    @property
+    def _sql(self) -> Executor:
+        return PostgresExecutor(self._db)
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Transaction]:
+        async with self._db.acquire() as conn, conn.transaction():
+            yield PostgresExecutor(conn)

@@ -1,4 +1,5 @@
-"""The PostgreSQL webhook delivery queue: recording, leasing, finishing and pruning.
+"""The PostgreSQL webhook delivery queue: recording and claiming (the rest is
+`deliveries`, written once).
 
 Recording is group-committed (`group_commit`), because it sits on the webhook
 acknowledgement path and, with synchronous_commit on, every commit waits for a WAL
@@ -22,15 +23,9 @@ import asyncpg
 
 from bot.storage._codec import require_int64, require_utc
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
+from bot.storage.deliveries import DONE, PENDING, POSTGRES_COLUMNS, delivery_of, stored_body
 from bot.storage.group_commit import GroupCommit
-from bot.storage.postgres_connection import PostgresConnectionBase, changed_rows
-
-_DELIVERY_COLUMNS: Final = (
-    "delivery_id, event, action, installation_id, repository, body, status, attempts, "
-    "received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at"
-)
-_PENDING: Final = DeliveryStatus.PENDING.value
-_DONE: Final = DeliveryStatus.DONE.value
+from bot.storage.postgres_connection import PostgresConnectionBase
 
 # Run once per row of a batch, pipelined in one implicit transaction (asyncpg's fetchmany is
 # atomic): a batch commits whole or not at all. Measured against one INSERT ... SELECT FROM
@@ -75,27 +70,8 @@ CLAIM_SQL: Final = (
     " WHERE delivery_id IN ("
     "  SELECT delivery_id FROM (SELECT * FROM pending UNION ALL SELECT * FROM expired)"
     "  AS due ORDER BY received_at, seq LIMIT $6"
-    f") RETURNING seq, {_DELIVERY_COLUMNS}"
+    f") RETURNING {POSTGRES_COLUMNS}, seq"
 )
-
-
-def _delivery(row: asyncpg.Record) -> Delivery:
-    return Delivery(
-        delivery_id=row["delivery_id"],
-        event=row["event"],
-        action=row["action"],
-        installation_id=row["installation_id"],
-        repository=row["repository"],
-        body=bytes(row["body"]),
-        status=DeliveryStatus(row["status"]),
-        attempts=row["attempts"],
-        received_at=row["received_at"],
-        next_attempt_at=row["next_attempt_at"],
-        lease_owner=row["lease_owner"],
-        lease_expires_at=row["lease_expires_at"],
-        last_error=row["last_error"],
-        finished_at=row["finished_at"],
-    )
 
 
 def _insert_args(delivery: NewDelivery) -> tuple[object, ...]:
@@ -107,7 +83,7 @@ def _insert_args(delivery: NewDelivery) -> tuple[object, ...]:
         delivery.installation_id,
         delivery.repository,
         delivery.body,
-        _DONE if delivery.done else _PENDING,
+        DONE if delivery.done else PENDING,
         received,
         received if delivery.done else None,
     )
@@ -172,129 +148,4 @@ class PostgresDeliveryQueue(PostgresConnectionBase):
         )
         # RETURNING gives no order guarantee; sort on the claim order keys.
         ordered = sorted(rows, key=lambda row: (row["received_at"], row["seq"]))
-        return [_delivery(row) for row in ordered]
-
-    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
-        status = await self._db.execute(
-            "UPDATE deliveries SET status = $1, finished_at = $2, lease_expires_at = NULL"
-            " WHERE delivery_id = $3 AND status = $4 AND lease_owner = $5",
-            DeliveryStatus.DONE.value,
-            require_utc(now),
-            delivery_id,
-            DeliveryStatus.PROCESSING.value,
-            worker_id,
-        )
-        return changed_rows(status) == 1
-
-    async def release_delivery(
-        self,
-        delivery_id: str,
-        worker_id: str,
-        error: str,
-        retry_at: datetime | None,
-        now: datetime,
-    ) -> bool:
-        now = require_utc(now)
-        if retry_at is None:
-            status = await self._db.execute(
-                "UPDATE deliveries SET status = $1, last_error = $2, finished_at = $3,"
-                " lease_expires_at = NULL"
-                " WHERE delivery_id = $4 AND status = $5 AND lease_owner = $6",
-                DeliveryStatus.FAILED.value,
-                error,
-                now,
-                delivery_id,
-                DeliveryStatus.PROCESSING.value,
-                worker_id,
-            )
-        else:
-            status = await self._db.execute(
-                "UPDATE deliveries SET status = $1, last_error = $2, next_attempt_at = $3,"
-                " lease_owner = NULL, lease_expires_at = NULL"
-                " WHERE delivery_id = $4 AND status = $5 AND lease_owner = $6",
-                DeliveryStatus.PENDING.value,
-                error,
-                require_utc(retry_at),
-                delivery_id,
-                DeliveryStatus.PROCESSING.value,
-                worker_id,
-            )
-        return changed_rows(status) == 1
-
-    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
-        status = await self._db.execute(
-            "UPDATE deliveries SET status = $1, attempts = GREATEST(attempts - 1, 0),"
-            " next_attempt_at = $2, lease_owner = NULL, lease_expires_at = NULL"
-            " WHERE delivery_id = $3 AND status = $4 AND lease_owner = $5",
-            DeliveryStatus.PENDING.value,
-            require_utc(until),
-            delivery_id,
-            DeliveryStatus.PROCESSING.value,
-            worker_id,
-        )
-        return changed_rows(status) == 1
-
-    async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
-        # An expired lease nobody claimed yet is still this worker's: renewing it is safe,
-        # because a claim replaces lease_owner in the same statement that takes it.
-        status = await self._db.execute(
-            "UPDATE deliveries SET lease_expires_at = $1"
-            " WHERE delivery_id = $2 AND status = $3 AND lease_owner = $4",
-            require_utc(until),
-            delivery_id,
-            DeliveryStatus.PROCESSING.value,
-            worker_id,
-        )
-        return changed_rows(status) == 1
-
-    async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
-        status = await self._db.execute(
-            "UPDATE deliveries SET status = $1, attempts = 0, next_attempt_at = $2,"
-            " finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL"
-            " WHERE delivery_id = $3 AND status = $4",
-            DeliveryStatus.PENDING.value,
-            require_utc(now),
-            delivery_id,
-            DeliveryStatus.FAILED.value,
-        )
-        return changed_rows(status) == 1
-
-    async def get_delivery(self, delivery_id: str) -> Delivery | None:
-        row = await self._db.fetchrow(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = $1", delivery_id
-        )
-        return None if row is None else _delivery(row)
-
-    async def count_deliveries(self) -> dict[DeliveryStatus, int]:
-        rows = await self._db.fetch("SELECT status, COUNT(*) AS n FROM deliveries GROUP BY status")
-        counts = dict.fromkeys(DeliveryStatus, 0)
-        for row in rows:
-            counts[DeliveryStatus(row["status"])] = row["n"]
-        return counts
-
-    async def list_deliveries(
-        self, status: DeliveryStatus | None = None, limit: int = 100
-    ) -> list[Delivery]:
-        if status is None:
-            rows = await self._db.fetch(
-                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries"
-                " ORDER BY received_at DESC, seq DESC LIMIT $1",
-                limit,
-            )
-        else:
-            rows = await self._db.fetch(
-                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE status = $1"
-                " ORDER BY received_at DESC, seq DESC LIMIT $2",
-                DeliveryStatus(status).value,
-                limit,
-            )
-        return [_delivery(row) for row in rows]
-
-    async def prune_deliveries(self, finished_before: datetime) -> int:
-        status = await self._db.execute(
-            "DELETE FROM deliveries WHERE status = ANY($1::text[]) AND finished_at < $2",
-            [DeliveryStatus.DONE.value, DeliveryStatus.FAILED.value],
-            require_utc(finished_before),
-        )
-        # asyncpg returns the command tag, e.g. "DELETE 3".
-        return int(status.split()[-1])
+        return [delivery_of(self._values, row, stored_body(row)) for row in ordered]

@@ -1,5 +1,6 @@
 """PostgreSQL `verdict_facts`: one row per verdict record, what the reports count
-(`bot.storage.verdict_facts`), keyed by the record's sequence number.
+(`bot.storage.verdict_facts`), keyed by the record's sequence number. The statements
+both backends share are in `facts`.
 
 Rows are written with their record, in one transaction. Records without one (appended
 before migration 4, or by a replica of an older version during a rolling upgrade) get
@@ -9,14 +10,12 @@ stored record, so the facts are the same whenever they were written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 import asyncpg
 
-from bot.storage.base import VerdictFacts
-from bot.storage.verdict_facts import decode_tags, fact_columns
+from bot.storage.facts import INSERT, facts_params
 
 CREATE: Final[tuple[str, ...]] = (
     """
@@ -41,12 +40,6 @@ CREATE: Final[tuple[str, ...]] = (
     "CREATE INDEX IF NOT EXISTS verdict_facts_created ON verdict_facts (created_at)",
     "CREATE INDEX IF NOT EXISTS verdict_facts_repository ON verdict_facts (repo_key, created_at)",
 )
-INSERT: Final = (
-    "INSERT INTO verdict_facts (seq, task_id, repository, repo_key, head_sha, created_at,"
-    " decision, label, mode, decided_by, overridden, rounds, calls, tags, readable)"
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
-    " ON CONFLICT (seq) DO NOTHING"
-)
 # $1: the last sequence number seen, $2: the batch, $3: the window's start or NULL.
 _MISSING: Final = (
     "SELECT v.seq, v.task_id, v.repository, v.head_sha, v.created_at, v.record"
@@ -58,28 +51,7 @@ _COUNTS: Final = (
     "SELECT (SELECT COUNT(*) FROM verdicts{where}) AS verdicts,"
     " (SELECT COUNT(*) FROM verdict_facts{where}) AS facts"
 )
-_COLUMNS: Final = (
-    "seq, task_id, repository, head_sha, created_at, decision, label, mode, decided_by,"
-    " overridden, rounds, calls, tags, readable"
-)
 FILL_BATCH: Final = 1000
-
-
-def facts_row(
-    seq: int,
-    task_id: str,
-    repository: str | None,
-    head_sha: str | None,
-    created_at: datetime,
-    record: dict[str, Any],
-) -> tuple[Any, ...]:
-    """The INSERT parameters of one record's facts."""
-    c = fact_columns(record)
-    return (
-        seq, task_id, repository, (repository or "").lower(), head_sha, created_at,
-        c.decision, c.label, c.mode, c.decided_by, c.overridden, c.rounds, c.calls, c.tags,
-        c.readable,
-    )  # fmt: skip
 
 
 async def fill_missing_facts(
@@ -99,41 +71,9 @@ async def fill_missing_facts(
         rows = await db.fetch(_MISSING, after, FILL_BATCH, since)
         if not rows:
             return filled
-        await db.executemany(INSERT, [facts_row(*row) for row in rows])
+        await db.executemany(
+            INSERT.postgres,
+            [INSERT.args(facts_params(r[0], r[1], r[2], r[3], r[4], r[5], bool)) for r in rows],
+        )
         filled += len(rows)
         after = rows[-1]["seq"]
-
-
-def select_sql(since: datetime | None, repo_key: str | None) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if repo_key is not None:
-        params.append(repo_key)
-        clauses.append(f"repo_key = ${len(params)}")
-    if since is not None:
-        params.append(since)
-        clauses.append(f"created_at >= ${len(params)}")
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    return f"SELECT {_COLUMNS} FROM verdict_facts{where} ORDER BY seq", params
-
-
-def facts_of_rows(rows: Sequence[asyncpg.Record]) -> list[VerdictFacts]:
-    return [
-        VerdictFacts(
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            r[4],
-            r[5],
-            r[6],
-            r[7],
-            r[8],
-            r[9],
-            r[10],
-            r[11],
-            decode_tags(r[12]),
-            r[13],
-        )
-        for r in rows
-    ]

@@ -8,9 +8,9 @@ BEGIN IMMEDIATE: in WAL mode a deferred transaction that upgrades to a writer
 can fail with SQLITE_BUSY_SNAPSHOT when another connection (another process on
 the same file) wrote meanwhile, and busy_timeout does not retry that case.
 
-The table mixins (`sqlite_deliveries`, `sqlite_keyed`, `sqlite_ledger`) build on
-`SqliteConnectionBase` and reach the database only through its helpers, so they
-all share that lock.
+The table mixins (`sqlite_deliveries`, and those written once for both backends, see
+`sql`) build on `SqliteConnectionBase` and reach the database only through its helpers
+and executors, so they all share that lock.
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ import enum
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any, Final
 
+from bot.storage._codec import from_micros, load_json, optional_from_micros, to_micros
 from bot.storage._inline_sqlite import InlineConnection, Parameters
 from bot.storage._inline_sqlite import connect as connect_inline
+from bot.storage.sql import Executor, Row, Sql, SqlStore, Transaction
 from bot.storage.sqlite_schema import migrate
 
 # Named after the public backend module, where these messages came from before the
@@ -124,7 +127,73 @@ class _Checkpointer:
             connection.close()
 
 
-class SqliteConnectionBase:
+class SqliteValues:
+    """Values as the SQLite schema keeps them: datetimes in integer microseconds since the
+    epoch, flags 0 or 1, JSON documents as text."""
+
+    @staticmethod
+    def time(value: datetime) -> int:
+        return to_micros(value)
+
+    @staticmethod
+    def time_of(value: Any) -> datetime:
+        return from_micros(value)
+
+    @staticmethod
+    def optional_time_of(value: Any) -> datetime | None:
+        return optional_from_micros(value)
+
+    @staticmethod
+    def flag(value: bool) -> int:
+        return int(value)
+
+    @staticmethod
+    def document_of(value: Any) -> dict[str, Any]:
+        return load_json(value)
+
+
+class SqliteTransaction(SqliteValues):
+    """`Executor` inside a write transaction, whose holder has the lock."""
+
+    def __init__(self, db: InlineConnection) -> None:
+        self._db = db
+
+    async def run(self, statement: Sql, /, **params: Any) -> int:
+        cursor = await self._db.execute(statement.sqlite, statement.args(params))
+        try:
+            return int(cursor.rowcount)
+        finally:
+            await cursor.close()
+
+    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]:
+        return list(await self._db.execute_fetchall(statement.sqlite, statement.args(params)))
+
+    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
+        rows = await self.rows(statement, **params)
+        return rows[0] if rows else None
+
+    async def many(self, statement: Sql, params: Iterable[Mapping[str, Any]], /) -> None:
+        await self._db.executemany(statement.sqlite, [statement.args(p) for p in params])
+
+
+class SqliteAutocommit(SqliteValues):
+    """`Executor` for one statement at a time, each taking the lock (`_fetchall`)."""
+
+    def __init__(self, store: SqliteConnectionBase) -> None:
+        self._store = store
+
+    async def run(self, statement: Sql, /, **params: Any) -> int:
+        return await self._store._execute(statement.sqlite, statement.args(params))
+
+    async def rows(self, statement: Sql, /, **params: Any) -> list[Row]:
+        return await self._store._fetchall(statement.sqlite, statement.args(params))
+
+    async def row(self, statement: Sql, /, **params: Any) -> Row | None:
+        rows = await self.rows(statement, **params)
+        return rows[0] if rows else None
+
+
+class SqliteConnectionBase(SqlStore):
     """Owns the connection and the lock; the table mixins add the `Storage` methods."""
 
     def __init__(self, path: str) -> None:
@@ -132,6 +201,9 @@ class SqliteConnectionBase:
         self._conn: InlineConnection | None = None
         self._lock = asyncio.Lock()
         self._checkpointer: asyncio.Task[None] | None = None
+        self._autocommit = SqliteAutocommit(self)
+
+    _values = SqliteValues()
 
     # -- lifecycle ---------------------------------------------------------
     async def open(self) -> None:
@@ -224,6 +296,15 @@ class SqliteConnectionBase:
                 await db.rollback()
                 raise
             await db.commit()
+
+    @property
+    def _sql(self) -> Executor:
+        return self._autocommit
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[Transaction]:
+        async with self._write_transaction() as db:
+            yield SqliteTransaction(db)
 
     async def _fetchall(self, sql: str, params: Parameters = ()) -> list[Any]:
         async with self._lock:

@@ -1,4 +1,5 @@
-"""The SQLite webhook delivery queue: recording, leasing, finishing and pruning.
+"""The SQLite webhook delivery queue: recording and claiming (the rest is `deliveries`,
+written once).
 
 Recording is group-committed (`group_commit`), because it sits on the webhook
 acknowledgement path and one commit per delivery would cap how many webhooks a second
@@ -14,33 +15,26 @@ import logging
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final
 
-from bot.storage._codec import (
-    from_micros,
-    optional_from_micros,
-    require_int64,
-    require_utc,
-    to_micros,
-)
+from bot.storage._codec import require_int64, require_utc, to_micros
 from bot.storage.base import Delivery, DeliveryStatus, NewDelivery
-from bot.storage.body_codec import UnreadableBody, decode_body, encode_body
+from bot.storage.body_codec import UnreadableBody, encode_body
+from bot.storage.deliveries import (
+    DONE,
+    FAIL,
+    FAILED,
+    PENDING,
+    PROCESSING,
+    SQLITE_COLUMNS,
+    delivery_of,
+    stored_body,
+)
 from bot.storage.group_commit import GroupCommit
-from bot.storage.sqlite_connection import SqliteConnectionBase
+from bot.storage.sql import Row
+from bot.storage.sqlite_connection import SqliteConnectionBase, SqliteValues
 
 log = logging.getLogger("bot.storage.sqlite")
-
-# The body lives in delivery_bodies (schema migration 6), so that a status change rewrites
-# a row of a hundred bytes, not the body's overflow pages; it and how it is stored
-# (migration 7, `body_codec`) are looked up by primary key for each delivery read, and only
-# for those. Two scalar subqueries because RETURNING cannot join.
-_DELIVERY_COLUMNS: Final = (
-    "delivery_id, event, action, installation_id, repository, status, attempts,"
-    " received_at, next_attempt_at, lease_owner, lease_expires_at, last_error, finished_at,"
-    " (SELECT body FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq),"
-    " (SELECT compression FROM delivery_bodies WHERE delivery_bodies.seq = deliveries.seq)"
-)
-
 
 # One status at a time, each walked in claim order on the deliveries_claim index and
 # stopped at the limit, so a claim reads no row it does not take. With one OR, SQLite walks
@@ -61,7 +55,7 @@ CLAIM_SQL: Final = (
     "    WHERE status = :processing AND lease_expires_at <= :now"
     "    ORDER BY received_at, seq LIMIT :limit)"
     "  ) ORDER BY received_at, seq LIMIT :limit"
-    f") RETURNING received_at, seq, {_DELIVERY_COLUMNS}"
+    f") RETURNING received_at, seq, {SQLITE_COLUMNS}"
 )
 # Whether a claim would find anything, read without taking the write lock: a caught-up
 # worker's claims mostly find nothing, and a write transaction that changes nothing still
@@ -72,20 +66,7 @@ DUE_SQL: Final = (
     " OR EXISTS (SELECT 1 FROM deliveries"
     "  WHERE status = :processing AND lease_expires_at <= :now)"
 )
-_PENDING: Final = DeliveryStatus.PENDING.value
-_DONE: Final = DeliveryStatus.DONE.value
-_FAILED: Final = DeliveryStatus.FAILED.value
-
-
-# A leased delivery parked for good: by its worker after the last attempt, and by the claim
-# itself for a body that cannot be read (see `claim_deliveries`).
-FAIL_SQL: Final = (
-    "UPDATE deliveries SET status = ?, last_error = ?, finished_at = ?,"
-    " lease_expires_at = NULL"
-    " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
-)
-
-Row = sqlite3.Row | tuple[Any, ...]
+_VALUES: Final = SqliteValues()
 
 
 def _readable(rows: Iterable[Row]) -> tuple[list[Delivery], list[tuple[Row, str]]]:
@@ -94,44 +75,10 @@ def _readable(rows: Iterable[Row]) -> tuple[list[Delivery], list[tuple[Row, str]
     unreadable: list[tuple[Row, str]] = []
     for row in rows:
         try:
-            claimed.append(_delivery(row, _stored_body(row)))
+            claimed.append(delivery_of(_VALUES, row, stored_body(row)))
         except UnreadableBody as exc:
             unreadable.append((row, str(exc)))
     return claimed, unreadable
-
-
-def _listed(row: Row) -> Delivery:
-    """A row read to be looked at, not processed: one whose body cannot be read is still
-    shown (and can be retried), with an empty body (see `Storage.get_delivery`)."""
-    try:
-        body = _stored_body(row)
-    except UnreadableBody as exc:
-        log.warning("delivery body unreadable: %s", exc, extra={"delivery_id": row[0]})
-        body = b""
-    return _delivery(row, body)
-
-
-def _stored_body(row: Row) -> bytes:
-    return decode_body(row[13], row[14])
-
-
-def _delivery(row: Row, body: bytes) -> Delivery:
-    return Delivery(
-        delivery_id=row[0],
-        event=row[1],
-        action=row[2],
-        installation_id=row[3],
-        repository=row[4],
-        status=DeliveryStatus(row[5]),
-        attempts=row[6],
-        received_at=from_micros(row[7]),
-        next_attempt_at=from_micros(row[8]),
-        lease_owner=row[9],
-        lease_expires_at=optional_from_micros(row[10]),
-        last_error=row[11],
-        finished_at=optional_from_micros(row[12]),
-        body=body,
-    )
 
 
 class SqliteDeliveryQueue(SqliteConnectionBase):
@@ -175,7 +122,7 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                         delivery.action,
                         delivery.installation_id,
                         delivery.repository,
-                        _DONE if delivery.done else _PENDING,
+                        DONE if delivery.done else PENDING,
                         received,
                         received,
                         received if delivery.done else None,
@@ -202,13 +149,13 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
             return []
         now_us = to_micros(now)
         expires_us = to_micros(require_utc(now) + timedelta(seconds=lease_seconds))
-        statuses = {"processing": DeliveryStatus.PROCESSING.value, "pending": _PENDING}
+        statuses = {"processing": DeliveryStatus.PROCESSING.value, "pending": PENDING}
         [(due,)] = await self._fetchall(DUE_SQL, {**statuses, "now": now_us})
         if not due:
             return []
         claimed: list[Delivery] = []
         parked: list[tuple[Row, str]] = []
-        leased = (DeliveryStatus.PROCESSING.value, worker_id)
+        leased = {"processing": PROCESSING, "worker": worker_id}
         async with self._write_transaction() as db:
             # Again while a row was parked (below) and the limit is not reached: a worker
             # handed nothing sleeps until its next poll, though more is due.
@@ -233,7 +180,12 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 claimed += readable
                 parked += unreadable
                 for row, error in unreadable:
-                    await db.execute(FAIL_SQL, (_FAILED, error, now_us, row[0], *leased))
+                    await db.execute(
+                        FAIL.sqlite,
+                        FAIL.args(
+                            {"failed": FAILED, "error": error, "now": now_us, "id": row[0]} | leased
+                        ),
+                    )
                 if not unreadable:
                     break
         for row, error in parked:
@@ -243,121 +195,3 @@ class SqliteDeliveryQueue(SqliteConnectionBase):
                 extra={"delivery_id": row[0], "event": row[1], "repository": row[4]},
             )
         return claimed
-
-    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
-        changed = await self._execute(
-            "UPDATE deliveries SET status = ?, finished_at = ?, lease_expires_at = NULL"
-            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
-            (
-                DeliveryStatus.DONE.value,
-                to_micros(now),
-                delivery_id,
-                DeliveryStatus.PROCESSING.value,
-                worker_id,
-            ),
-        )
-        return changed == 1
-
-    async def release_delivery(
-        self,
-        delivery_id: str,
-        worker_id: str,
-        error: str,
-        retry_at: datetime | None,
-        now: datetime,
-    ) -> bool:
-        now_us = to_micros(now)
-        if retry_at is None:
-            sql = FAIL_SQL
-            params: tuple[Any, ...] = (_FAILED, error, now_us)
-        else:
-            sql = (
-                "UPDATE deliveries SET status = ?, last_error = ?, next_attempt_at = ?,"
-                " lease_owner = NULL, lease_expires_at = NULL"
-                " WHERE delivery_id = ? AND status = ? AND lease_owner = ?"
-            )
-            params = (DeliveryStatus.PENDING.value, error, to_micros(retry_at))
-        changed = await self._execute(
-            sql, (*params, delivery_id, DeliveryStatus.PROCESSING.value, worker_id)
-        )
-        return changed == 1
-
-    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
-        changed = await self._execute(
-            "UPDATE deliveries SET status = ?, attempts = MAX(attempts - 1, 0),"
-            " next_attempt_at = ?, lease_owner = NULL, lease_expires_at = NULL"
-            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
-            (
-                DeliveryStatus.PENDING.value,
-                to_micros(until),
-                delivery_id,
-                DeliveryStatus.PROCESSING.value,
-                worker_id,
-            ),
-        )
-        return changed == 1
-
-    async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
-        # An expired lease nobody claimed yet is still this worker's: renewing it is safe,
-        # because a claim replaces lease_owner in the same statement that takes it.
-        changed = await self._execute(
-            "UPDATE deliveries SET lease_expires_at = ?"
-            " WHERE delivery_id = ? AND status = ? AND lease_owner = ?",
-            (to_micros(until), delivery_id, DeliveryStatus.PROCESSING.value, worker_id),
-        )
-        return changed == 1
-
-    async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
-        changed = await self._execute(
-            "UPDATE deliveries SET status = ?, attempts = 0, next_attempt_at = ?,"
-            " finished_at = NULL, lease_owner = NULL, lease_expires_at = NULL"
-            " WHERE delivery_id = ? AND status = ?",
-            (
-                DeliveryStatus.PENDING.value,
-                to_micros(now),
-                delivery_id,
-                DeliveryStatus.FAILED.value,
-            ),
-        )
-        return changed == 1
-
-    async def get_delivery(self, delivery_id: str) -> Delivery | None:
-        rows = await self._fetchall(
-            f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE delivery_id = ?", (delivery_id,)
-        )
-        return _listed(rows[0]) if rows else None
-
-    async def count_deliveries(self) -> dict[DeliveryStatus, int]:
-        rows = await self._fetchall("SELECT status, COUNT(*) FROM deliveries GROUP BY status")
-        counts = dict.fromkeys(DeliveryStatus, 0)
-        for status, count in rows:
-            counts[DeliveryStatus(status)] = count
-        return counts
-
-    async def list_deliveries(
-        self, status: DeliveryStatus | None = None, limit: int = 100
-    ) -> list[Delivery]:
-        if status is None:
-            rows = await self._fetchall(
-                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries"
-                " ORDER BY received_at DESC, seq DESC LIMIT ?",
-                (limit,),
-            )
-        else:
-            rows = await self._fetchall(
-                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE status = ?"
-                " ORDER BY received_at DESC, seq DESC LIMIT ?",
-                (DeliveryStatus(status).value, limit),
-            )
-        return [_listed(row) for row in rows]
-
-    async def prune_deliveries(self, finished_before: datetime) -> int:
-        # The schema's trigger deletes each row's body in the same statement.
-        return await self._execute(
-            "DELETE FROM deliveries WHERE status IN (?, ?) AND finished_at < ?",
-            (
-                DeliveryStatus.DONE.value,
-                DeliveryStatus.FAILED.value,
-                to_micros(finished_before),
-            ),
-        )
