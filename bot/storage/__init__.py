@@ -5,7 +5,19 @@
     postgresql://user@host/db      (or postgres://) an asyncpg DSN
 
 The backend modules are imported lazily so a deployment on one backend never
-loads the other's driver.
+loads the other's driver. Storage knows no feature: rows in, plain models out.
+
+    base           the `Storage` interface and its plain models
+    sql            named statements written once (`:name`), turned into each driver's
+                   placeholders at import, and the `Executor` each backend supplies
+    deliveries, keyed, ledger, merge_queue, facts
+                   the `Storage` methods both backends share (tables assembles them)
+    group_commit   callers arriving together share one transaction
+    body_codec     delivery bodies lz4-compressed on SQLite
+    verdict_facts  the reports' lean read of the verdict log
+    sqlite*, postgres*
+                   each backend: connection, migrations, and what it does its own way
+                   (recording and claiming deliveries, claiming merge heads, reading facts)
 """
 
 from __future__ import annotations
