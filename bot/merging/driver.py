@@ -32,7 +32,7 @@ from bot.merging.branch_cleanup import (
     deletion_sentence,
 )
 from bot.merging.conflicts import ChangedSide, conflict_candidates, conflict_files_text
-from bot.merging.eligibility import PullFacts
+from bot.merging.eligibility import PullFacts, QueuedOptions
 from bot.merging.github_calls import MergeCalls
 from bot.merging.step import (
     CONFLICT_LABEL,
@@ -147,7 +147,7 @@ async def tell(
 
 async def _delete_branch(calls: MergeCalls, entry: MergeEntry, pull: PullFacts) -> str:
     """Delete the merged head branch when configured; the sentence the comment adds."""
-    wanted = bool(entry.options.get("delete_branch"))
+    wanted = QueuedOptions.of(entry.options).delete_branch
     branch = branch_to_delete(wanted, pull, entry.repository, entry.base_branch)
     if branch is None:
         return ""

@@ -87,12 +87,36 @@ class MergePolicy:
     delete_branch: bool = False
 
     def options(self) -> dict[str, Any]:
-        """What a queue entry keeps of the policy (the method is resolved separately)."""
+        """What a queue entry keeps of the policy (the method is resolved separately), as
+        storage keeps it; `QueuedOptions.of` reads it back."""
+        return QueuedOptions(self.label, self.hold_label, self.delete_branch).as_json()
+
+
+@dataclass(frozen=True)
+class QueuedOptions:
+    """A queue entry's `options`, typed: what the step needs of `.github/judge.yml` as it
+    was when the pull request entered. Stored as JSON; a key missing or of another type
+    (rows written by hand, older rows) reads as unset."""
+
+    label: str | None = None
+    hold_label: str | None = None
+    delete_branch: bool = False
+
+    def as_json(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "hold_label": self.hold_label,
             "delete_branch": self.delete_branch,
         }
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> QueuedOptions:
+        label, hold = stored.get("label"), stored.get("hold_label")
+        return cls(
+            label=label if isinstance(label, str) else None,
+            hold_label=hold if isinstance(hold, str) else None,
+            delete_branch=bool(stored.get("delete_branch")),
+        )
 
 
 def merge_policy(config: MergeConfig | None, installation_default: bool) -> MergePolicy:

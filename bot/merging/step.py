@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.merging.eligibility import PullFacts
+from bot.merging.eligibility import PullFacts, QueuedOptions
 from bot.storage.base import MergeEntry
 
 CONFLICT_LABEL = "judge:merge-conflict"
@@ -108,11 +108,12 @@ def _gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
         return Drop("converted to draft")
     if pull.base_ref != entry.base_branch:
         return Drop(f"base branch changed to `{pull.base_ref}`")
-    hold = entry.options.get("hold_label")
-    if isinstance(hold, str) and pull.has_label(hold):
+    options = QueuedOptions.of(entry.options)
+    hold = options.hold_label
+    if hold is not None and pull.has_label(hold):
         return Drop(f"held by the `{hold}` label")
-    label = entry.options.get("label")
-    if isinstance(label, str) and not pull.has_label(label):
+    label = options.label
+    if label is not None and not pull.has_label(label):
         return Drop(f"the `{label}` label was removed")
     return None
 

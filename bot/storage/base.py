@@ -125,7 +125,8 @@ class NewMergeEntry:
     """An approved pull request entering the queue of its base branch.
 
     `options` are what the step needs from `.github/judge.yml`, taken when it entered
-    (method already resolved, hold label, merge label, delete_branch)."""
+    (method already resolved; label, hold label, delete_branch: the merge queue's typed
+    `QueuedOptions`, kept as JSON)."""
 
     repository: str
     base_branch: str

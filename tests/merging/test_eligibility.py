@@ -13,6 +13,7 @@ from bot.merging.eligibility import (
     MergePolicy,
     NotEligible,
     PullFacts,
+    QueuedOptions,
     QueueMove,
     Review,
     approver_candidates,
@@ -181,3 +182,23 @@ def test_a_non_accept_takes_out_only_its_own_judgment(
     queued_sha: str | None, queued: bool, expected: bool
 ) -> None:
     assert leaves_on_verdict(queued_sha, "b" * 40, queued=queued) is expected
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ({}, QueuedOptions()),
+        (
+            {"label": "automerge", "hold_label": "judge:hold", "delete_branch": True},
+            QueuedOptions("automerge", "judge:hold", True),
+        ),
+        # rows written by hand or by older versions: a wrong type reads as unset
+        ({"label": 7, "hold_label": ["x"], "delete_branch": 0}, QueuedOptions()),
+        ({"hold_label": "", "delete_branch": "yes"}, QueuedOptions(None, "", True)),
+    ],
+)
+def test_queued_options_read_back_what_storage_keeps(
+    stored: dict[str, Any], expected: QueuedOptions
+) -> None:
+    assert QueuedOptions.of(stored) == expected
+    assert QueuedOptions.of(expected.as_json()) == expected
