@@ -72,8 +72,8 @@ async def on_comment(event: Event, context: Context) -> None:
         )
         if known is None:
             return  # not a pull request and not one of our issues: not for us
-        pull_number = known.get("pull_number")
-        fallback_sha = str(known["head_sha"])
+        pull_number = known.pull_number
+        fallback_sha = known.head_sha
 
     await execute(
         command,

@@ -8,7 +8,8 @@ label and exact title, so a task never gets a second issue.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.disagreement.issue import (
@@ -160,11 +161,54 @@ async def remember_issue(storage: Storage, target: Target, number: int, state: s
     )
 
 
-async def tasks_known(storage: Storage, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+@dataclass(frozen=True)
+class KnownIssue:
+    """What storage remembers of a task's issue (`disagreement-by-task`), typed for readers
+    outside this module. A field missing or of another type reads as unknown."""
+
+    key: str
+    number: int | None
+    state: str | None
+    last_sha: str | None
+
+    @property
+    def open_number(self) -> int | None:
+        """The issue's number when storage knows it to be open (as `lifecycle.open_number`)."""
+        return self.number if self.state == "open" and self.number else None
+
+    @classmethod
+    def of(cls, key: str, row: Mapping[str, Any]) -> KnownIssue:
+        number, state, last_sha = row.get("number"), row.get("state"), row.get("last_sha")
+        return cls(
+            key=key,
+            number=number if isinstance(number, int) else None,
+            state=state if isinstance(state, str) else None,
+            last_sha=last_sha if isinstance(last_sha, str) else None,
+        )
+
+
+@dataclass(frozen=True)
+class IssueChange:
+    """The change a disagreement issue is about (`disagreement-by-issue`)."""
+
+    task: str
+    head_sha: str
+    pull_number: int | None
+
+
+async def tasks_known(storage: Storage, prefix: str = "") -> list[KnownIssue]:
     """Every task's remembered issue whose key starts with `prefix` (`task_key`), by key."""
-    return await storage.kv_list(BY_TASK, prefix)
+    return [KnownIssue.of(key, row) for key, row in await storage.kv_list(BY_TASK, prefix)]
 
 
-async def change_for_issue(storage: Storage, repository: str, number: int) -> dict[str, Any] | None:
+async def change_for_issue(storage: Storage, repository: str, number: int) -> IssueChange | None:
     """The task, head sha and pull request a disagreement issue is about, if it is ours."""
-    return await storage.kv_get(BY_ISSUE, issue_key(repository, number))
+    row = await storage.kv_get(BY_ISSUE, issue_key(repository, number))
+    if row is None:
+        return None
+    pull_number = row.get("pull_number")
+    return IssueChange(
+        task=str(row.get("task", "")),
+        head_sha=str(row["head_sha"]),
+        pull_number=pull_number if isinstance(pull_number, int) else None,
+    )

@@ -32,7 +32,7 @@ from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
-NAMESPACE = "circuit-breaker"
+BREAKER_NAMESPACE = "circuit-breaker"
 
 
 def breaker_key(repository: str, pull_number: int) -> str:
@@ -49,8 +49,19 @@ def policy_of(settings: MergeSettings) -> BreakerPolicy:
 
 
 async def load_breaker(storage: Storage, repository: str, pull_number: int) -> BreakerState | None:
-    raw = await storage.kv_get(NAMESPACE, breaker_key(repository, pull_number))
+    raw = await storage.kv_get(BREAKER_NAMESPACE, breaker_key(repository, pull_number))
     return None if raw is None else BreakerState.model_validate(raw)
+
+
+async def save_breaker(
+    storage: Storage, repository: str, pull_number: int, state: BreakerState
+) -> None:
+    key = breaker_key(repository, pull_number)
+    await storage.kv_put(BREAKER_NAMESPACE, key, state.model_dump(mode="json"))
+
+
+async def forget_breaker(storage: Storage, repository: str, pull_number: int) -> None:
+    await storage.kv_delete(BREAKER_NAMESPACE, breaker_key(repository, pull_number))
 
 
 async def held(context: Context, target: Target, content: str | None) -> CheckRunOutput | None:
@@ -74,8 +85,7 @@ async def record(context: Context, target: Target, verdict: str, content: str | 
     before = state or BreakerState()
     after, trip = after_judgment(before, verdict, content, target.head_sha, context.clock(), policy)
     if after != before:
-        key = breaker_key(target.repository, target.pull_number)
-        await storage.kv_put(NAMESPACE, key, after.model_dump(mode="json"))
+        await save_breaker(storage, target.repository, target.pull_number, after)
     if trip is None:
         return None
     client = await context.services.github.installation_client(target.installation_id)
@@ -120,7 +130,7 @@ async def reset(context: Context, target: Target) -> None:
     state = await load_breaker(context.storage, target.repository, target.pull_number)
     if state is None:
         return
-    await context.storage.kv_delete(NAMESPACE, breaker_key(target.repository, target.pull_number))
+    await forget_breaker(context.storage, target.repository, target.pull_number)
     if state.tripped is not None:
         client = await context.services.github.installation_client(target.installation_id)
         await MergeCalls(client, target.repository).remove_label(

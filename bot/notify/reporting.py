@@ -60,6 +60,14 @@ def _outage_notice(state: OutageState, records: Sequence[VerdictRecord]) -> Noti
     )
 
 
+async def load_outage(storage: Storage) -> OutageState:
+    return OutageState.from_json(await storage.kv_get(OUTAGE_NAMESPACE, OUTAGE_KEY))
+
+
+async def save_outage(storage: Storage, state: OutageState) -> None:
+    await storage.kv_put(OUTAGE_NAMESPACE, OUTAGE_KEY, state.as_json())
+
+
 async def note_judgment(
     notifier: Notifier | None,
     storage: Storage,
@@ -71,9 +79,9 @@ async def note_judgment(
     failed = provider_failed(records)
     if failed is None:
         return
-    before = OutageState.from_json(await storage.kv_get(OUTAGE_NAMESPACE, OUTAGE_KEY))
+    before = await load_outage(storage)
     after, report = observe(before, provider_failed=failed, threshold=notifier.outage_after)
     if after != before:
-        await storage.kv_put(OUTAGE_NAMESPACE, OUTAGE_KEY, after.as_json())
+        await save_outage(storage, after)
     if report:
         notifier.post(_outage_notice(after, records))

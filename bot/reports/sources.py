@@ -13,7 +13,7 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
-from bot.disagreement.lifecycle import open_number, task_key
+from bot.disagreement.lifecycle import task_key
 from bot.disagreement.sync import tasks_known
 from bot.judging.state import ShaState, load_state, state_key
 from bot.reports.facts import RecordFact, facts_of_rows
@@ -83,15 +83,14 @@ async def open_issues(storage: Storage, repository: str | None = None) -> list[O
     name is shown so unless it is the one asked for."""
     prefix = "" if repository is None else task_key(repository, "")
     issues = []
-    for key, known in await tasks_known(storage, prefix):
-        number = open_number(known)
-        name, separator, task = key.partition("|")
+    for known in await tasks_known(storage, prefix):
+        number = known.open_number
+        name, separator, task = known.key.partition("|")
         if number is None or not separator:
             continue
         url = None
-        last_sha = known.get("last_sha")
-        if isinstance(last_sha, str):
-            state = await _state(storage, name, last_sha)
+        if known.last_sha is not None:
+            state = await _state(storage, name, known.last_sha)
             page = None if state is None else (state.target or {}).get("html_url")
             url = f"{page}/issues/{number}" if isinstance(page, str) else None
         issues.append(OpenIssue(repository=_shown_name(repository, name), task=task,
