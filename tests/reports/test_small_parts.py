@@ -11,8 +11,7 @@ from bot.judge.records import Tier, Verdict
 from bot.reports.facts import (
     LOCAL,
     _Rounds,
-    fact_of,
-    facts_of,
+    deciding_round,
     facts_of_rows,
     human_decisions,
 )
@@ -21,6 +20,7 @@ from bot.reports.thresholds import CalibrationThresholds, parse_prices
 from bot.settings import SettingsError, load_judge_section
 from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import DEEP, NOW, QUICK, SEEDED, call, judgment, stored_of
+from tests.support.fact_builders import fact_of, facts_of
 
 
 def test_a_record_becomes_its_facts() -> None:
@@ -34,7 +34,7 @@ def test_a_record_becomes_its_facts() -> None:
     ]
     assert [(c.tier, c.tokens, c.ok) for c in fact.calls] == [("quick", 500, True),
                                                                ("deep", 1500, True)]  # fmt: skip
-    assert fact.deciding_round() == fact.rounds[1]
+    assert deciding_round(fact.rounds) == fact.rounds[1]
     assert fact.human is None and fact.scope == "octo/docs"
 
 
