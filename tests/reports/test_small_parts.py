@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,7 @@ from bot.reports.facts import (
     facts_of_rows,
     human_decisions,
 )
-from bot.reports.table import Column, fit_line, plain, render_table
+from bot.reports.table import Column, fit_line, plain, render_rows
 from bot.reports.thresholds import CalibrationThresholds, parse_prices
 from bot.settings import SettingsError, load_judge_section
 from bot.storage.verdict_facts import facts_of_stored
@@ -129,6 +130,12 @@ def test_prices_parse() -> None:
 
 COLUMNS = (Column("name", flex=True), Column("n", right=True), Column("link", flex=True))
 ROWS = [["octo/a-very-long-repository-name", "12", "https://example.test/a/b/c/d/e"]]
+
+
+def render_table(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None
+) -> str:
+    return "\n".join(render_rows(columns, rows, width))
 
 
 def test_a_table_keeps_its_natural_width_when_it_fits() -> None:
