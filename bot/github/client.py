@@ -146,18 +146,6 @@ def rate_limit_until(
     return None
 
 
-def rate_limit_delay(
-    status: int,
-    headers: Mapping[str, str],
-    body: bytes,
-    now: datetime,
-    policy: RetryPolicy,
-) -> float | None:
-    """Seconds GitHub asks us to wait before retrying, or None if this is no rate-limit answer."""
-    until = rate_limit_until(status, headers, body, now, policy)
-    return None if until is None else (until - now).total_seconds()
-
-
 def wait_before_sending(until: datetime | None, now: datetime, policy: RetryPolicy) -> float | None:
     """Seconds to wait before sending while paused until `until` (0: send now), or None:
     refuse, the pause is longer than `max_rate_limit_wait`."""

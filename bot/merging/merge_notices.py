@@ -7,7 +7,7 @@ other untrusted name; each comment ends with the finishing step (scrubbed, cappe
 from __future__ import annotations
 
 from bot.gfm import app_line, code, finish, short_sha
-from bot.merging.step import CONFLICT_LABEL, FAILED_LABEL
+from bot.merging.step import CONFLICT_LABEL
 
 COMMENT_LIMIT = 65_536
 _LINE = 1_000
@@ -63,6 +63,3 @@ def escalated(reason: str, label: str, base: str, conflict_files: str = "") -> s
         )
     tail = f"Label: {code(label)}."
     return finish(f"{head}\n\n{tail}", COMMENT_LIMIT)
-
-
-ESCALATION_LABELS = (CONFLICT_LABEL, FAILED_LABEL)

@@ -23,8 +23,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bot.judge.authorship import family_of_model
 from bot.judge.records import GoNoGo, Verdict
-from bot.storage.base import StoredVerdict, VerdictFacts
-from bot.storage.verdict_facts import facts_of_stored
+from bot.storage.base import VerdictFacts
 
 LABELS: tuple[GoNoGo, ...] = ("GO", "NO-GO", "UNDETERMINED")
 LOCAL = "(local)"
@@ -100,9 +99,6 @@ class RecordFact(NamedTuple):
     @property
     def head_sha(self) -> str | None:
         return self.change[1] or None
-
-    def deciding_round(self) -> RoundFact | None:
-        return deciding_round(self.rounds)
 
 
 def deciding_round(rounds: Sequence[RoundFact]) -> RoundFact | None:
@@ -203,16 +199,6 @@ def facts_of_rows(rows: Iterable[VerdictFacts]) -> tuple[list[RecordFact], int]:
         else:
             facts.append(fact)
     return facts, unreadable
-
-
-def fact_of(stored: StoredVerdict) -> RecordFact | None:
-    """The facts of one stored record, as storage's facts row would give them."""
-    return fact_of_row(facts_of_stored(stored))
-
-
-def facts_of(stored: Sequence[StoredVerdict]) -> tuple[list[RecordFact], int]:
-    """The readable records, oldest first, and how many could not be read."""
-    return facts_of_rows(facts_of_stored(s) for s in stored)
 
 
 class InRepository(Protocol):

@@ -79,9 +79,3 @@ def render_rows(
             cells.append(text.rjust(size) if column.right else text.ljust(size))
         lines.append(GAP.join(cells).rstrip())
     return lines
-
-
-def render_table(
-    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None
-) -> str:
-    return "\n".join(render_rows(columns, rows, width))

@@ -49,9 +49,6 @@ class CalibrationThresholds(BaseSettings):
             raise ValueError("JUDGE_CALIBRATION_MIN_GO_RATE is above JUDGE_CALIBRATION_MAX_GO_RATE")
         return self
 
-    def price_of(self, model: str) -> float | None:
-        return self.calibration_price_per_1k_tokens.get(model)
-
 
 def parse_prices(text: str) -> dict[str, float]:
     """`model=price,model=price`; the last `=` splits, since a model id may hold one."""

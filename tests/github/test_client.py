@@ -27,7 +27,7 @@ from bot.github.client import (
     Timing,
     backoff_delay,
     graphql_url_for,
-    rate_limit_delay,
+    rate_limit_until,
     wait_before_sending,
 )
 from tests.support.fakes.github_fixtures import APP_ID, KeyPair
@@ -150,7 +150,9 @@ def test_rate_limit_delay(
 ) -> None:
     """Which answers are rate limits, and how long GitHub asks us to wait."""
     now = datetime.fromtimestamp(1_000_000, UTC)
-    assert rate_limit_delay(status, headers, body, now, RetryPolicy()) == expected
+    assert rate_limit_until(status, headers, body, now, RetryPolicy()) == (
+        None if expected is None else now + timedelta(seconds=expected)
+    )
 
 
 @pytest.mark.parametrize(

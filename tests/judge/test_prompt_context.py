@@ -6,12 +6,12 @@ from bot.judge.engine.prompts import (
     CI_LISTED,
     EARLIER_LIMIT,
     Shown,
-    build_messages,
     compose_messages,
 )
 from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.records import JudgedFile, TaskSpec, Tier
 from bot.judge.rubrics import get_rubric
+from tests.support.prompt_builders import build_messages
 
 NONCE = "n" * 16
 TASK = TaskSpec(task_id="o/r#1", description="Change the greeting")

@@ -12,11 +12,10 @@ from bot.judge.engine.prompts import (
     PROMPT_VERSION,
     REASONING_LIMIT,
     TASK_TEXT_LIMIT,
-    _allocate,
-    build_messages,
 )
 from bot.judge.records import JudgedFile, RoundRecord, RubricName, TaskSpec, Tier, Verdict
 from bot.judge.rubrics import get_rubric
+from tests.support.prompt_builders import _allocate, build_messages
 
 NONCE = "feedfacecafebeef0042"
 TASK = TaskSpec(

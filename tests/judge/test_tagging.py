@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from bot.judge import tagging
 from bot.judge.records import Finding, RubricName, VerdictRecord
 from bot.judge.tagging import (
-    BUILTIN_TAGS,
     DIMENSION_TAGS,
     MAX_PHRASE_CHARS,
     MAX_PHRASES_PER_TAG,
@@ -25,7 +24,6 @@ from bot.judge.tagging import (
     TagTerms,
     dimension_tag,
     tags_for,
-    text_tags,
     valid_tag_name,
 )
 from bot.judge.tagging.thesaurus import (
@@ -38,6 +36,7 @@ from bot.judge.tagging.thesaurus import (
     phrase_trie,
     word_forms,
 )
+from tests.support.tag_oracles import BUILTIN_TAGS, text_tags
 from tests.support.verdict_builders import make_record, make_round
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,13 +18,13 @@ from bot.app import METRICS
 from bot.judge.records import Tier, Verdict
 from bot.metrics import Metrics
 from bot.reports import kpi_metrics
-from bot.reports.facts import facts_of
 from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, shown_scopes
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import Storage
 from tests.reports.seeded import NOW, QUICK, SEEDED, call, day, judgment, store_all, stored_of
 from tests.support.app_helpers import make_settings, running_app
+from tests.support.fact_builders import facts_of
 
 LIMITS = CalibrationThresholds(_env_file=None)
 

@@ -9,13 +9,13 @@ from datetime import timedelta
 import pytest
 
 from bot.reports import sources
-from bot.reports.facts import facts_of
 from bot.reports.kpis import Calibration, calibrate
 from bot.reports.measures import Rate
 from bot.reports.model_kpis import GroupFigures
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import Storage
 from tests.reports.seeded import NOW, SEEDED, store_all, stored_of
+from tests.support.fact_builders import facts_of
 
 
 async def seeded_report(

@@ -14,13 +14,13 @@ import pytest
 from bot.cli import reports as cli
 from bot.judge.records import Tier, Verdict
 from bot.reports.calibration_view import render_calibration
-from bot.reports.facts import facts_of
 from bot.reports.kpis import calibrate
 from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.sqlite import SqliteStorage
 from tests.reports.seeded import NOW, QUICK, SEEDED, judgment, store_all, stored_of
 from tests.reports.test_triage import golden
+from tests.support.fact_builders import facts_of
 
 
 def parser() -> argparse.ArgumentParser:

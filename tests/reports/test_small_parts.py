@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,16 +12,16 @@ from bot.judge.records import Tier, Verdict
 from bot.reports.facts import (
     LOCAL,
     _Rounds,
-    fact_of,
-    facts_of,
+    deciding_round,
     facts_of_rows,
     human_decisions,
 )
-from bot.reports.table import Column, fit_line, plain, render_table
+from bot.reports.table import Column, fit_line, plain, render_rows
 from bot.reports.thresholds import CalibrationThresholds, parse_prices
 from bot.settings import SettingsError, load_judge_section
 from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import DEEP, NOW, QUICK, SEEDED, call, judgment, stored_of
+from tests.support.fact_builders import fact_of, facts_of
 
 
 def test_a_record_becomes_its_facts() -> None:
@@ -34,7 +35,7 @@ def test_a_record_becomes_its_facts() -> None:
     ]
     assert [(c.tier, c.tokens, c.ok) for c in fact.calls] == [("quick", 500, True),
                                                                ("deep", 1500, True)]  # fmt: skip
-    assert fact.deciding_round() == fact.rounds[1]
+    assert deciding_round(fact.rounds) == fact.rounds[1]
     assert fact.human is None and fact.scope == "octo/docs"
 
 
@@ -94,13 +95,17 @@ def test_the_latest_human_decision_stands_and_a_cancel_removes_it() -> None:
     assert decided == {"octo/docs#3": Verdict.ACCEPT, "octo/docs#5": Verdict.REJECT}
 
 
+def price_of(thresholds: CalibrationThresholds, model: str) -> float | None:
+    return thresholds.calibration_price_per_1k_tokens.get(model)
+
+
 def test_thresholds_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_CALIBRATION_PRICE_PER_1K_TOKENS", "a/b=0.5, c=d=1,")
     monkeypatch.setenv("JUDGE_CALIBRATION_MIN_SAMPLE", "20")
     loaded = load_judge_section(CalibrationThresholds)
     assert loaded.calibration_min_sample == 20
     assert loaded.calibration_price_per_1k_tokens == {"a/b": 0.5, "c=d": 1.0}
-    assert loaded.price_of("a/b") == 0.5 and loaded.price_of("x") is None
+    assert price_of(loaded, "a/b") == 0.5 and price_of(loaded, "x") is None
 
 
 @pytest.mark.parametrize(
@@ -129,6 +134,12 @@ def test_prices_parse() -> None:
 
 COLUMNS = (Column("name", flex=True), Column("n", right=True), Column("link", flex=True))
 ROWS = [["octo/a-very-long-repository-name", "12", "https://example.test/a/b/c/d/e"]]
+
+
+def render_table(
+    columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None
+) -> str:
+    return "\n".join(render_rows(columns, rows, width))
 
 
 def test_a_table_keeps_its_natural_width_when_it_fits() -> None:

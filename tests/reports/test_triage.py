@@ -15,7 +15,6 @@ from bot.disagreement.sync import BY_TASK
 from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.judging.state import ShaState, save_state, state_key
 from bot.reports import sources
-from bot.reports.facts import facts_of
 from bot.reports.triage import (
     UNREAD_RECORD,
     OpenIssue,
@@ -38,6 +37,7 @@ from tests.reports.seeded import (
     store_all,
     stored_of,
 )
+from tests.support.fact_builders import facts_of
 from tests.support.verdict_builders import FAKE_SECRETS, make_finding
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.judge.checks.injection import closing_delimiter, escape_untrusted, wrap_file
-from bot.judge.engine.context_budget import Piece, allot, share
+from bot.judge.engine.context_budget import Piece, allot
 from bot.judge.engine.review_context import CiResult, EarlierVerdict, ReviewContext
 from bot.judge.records import (
     ContextKind,
@@ -123,11 +123,6 @@ def _system(rubric: Rubric, nonce: str) -> str:
     )
 
 
-def _allocate(sizes: Sequence[int], budget: int) -> list[int]:
-    """Characters kept per file: smallest first, each at most an even share of what is left."""
-    return share(sizes, budget)
-
-
 def _capped(label: str, text: str, tier: Tier, cuts: list[Truncation]) -> tuple[str, str]:
     if len(text) <= TASK_TEXT_LIMIT:
         return text, ""
@@ -151,30 +146,6 @@ def _round_summary(record: RoundRecord) -> dict[str, object]:
         "improvements": record.improvements[:IMPROVEMENTS_LIMIT],
         "error": record.error,
     }
-
-
-def build_messages(
-    rubric: Rubric,
-    task: TaskSpec,
-    files: Sequence[JudgedFile],
-    tier: Tier,
-    *,
-    nonce: str,
-    max_chars: int,
-    previous_rounds: Sequence[RoundRecord] = (),
-    context: ReviewContext | None = None,
-) -> tuple[list[dict[str, str]], list[Truncation]]:
-    prompt = compose_messages(
-        rubric,
-        task,
-        files,
-        tier,
-        nonce=nonce,
-        max_chars=max_chars,
-        previous_rounds=previous_rounds,
-        context=context,
-    )
-    return prompt.messages, prompt.truncation
 
 
 def compose_messages(

@@ -38,7 +38,6 @@ from bot.judge.tagging.thesaurus import (
     PROBLEM_PHRASES,
     RUBRIC_DIMENSIONS,
     SEPARATOR,
-    STRUCTURED_TAGS,
     Matcher,
     PhraseTrie,
     compile_phrases,
@@ -61,9 +60,6 @@ def dimension_tag(dimension: str) -> str:
 
 
 DIMENSION_TAGS = frozenset(dimension_tag(d) for ds in RUBRIC_DIMENSIONS.values() for d in ds)
-BUILTIN_TAGS: tuple[str, ...] = tuple(
-    sorted(DIMENSION_TAGS | set(PROBLEM_PHRASES) | STRUCTURED_TAGS)
-)
 
 _TAG_NAME = re.compile(TAG_NAME_PATTERN)
 
@@ -348,13 +344,6 @@ def _scan(hits: Iterable[PhraseHit], text: str, found: set[str]) -> None:
         rest = tags - DIMENSION_TAGS
         if rest and not _negated(text, start):
             found |= rest
-
-
-def text_tags(text: str, extra: TagTerms | None = None) -> frozenset[str]:
-    """The tags one text's phrases carry (every dimension's, whatever the rubric)."""
-    found: set[str] = set()
-    _scan(_phrase_finder(extra)(text), text, found)
-    return frozenset(found)
 
 
 # A record's tags
