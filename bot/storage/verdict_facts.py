@@ -18,8 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from bot.storage.base import StoredVerdict, VerdictFacts
-
 
 @dataclass(frozen=True, slots=True)
 class FactColumns:
@@ -134,14 +132,3 @@ def decode_tags(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
     return tuple(json.loads(text))
-
-
-def facts_of_stored(stored: StoredVerdict) -> VerdictFacts:
-    """A stored record's facts as `Storage.list_verdict_facts` lists them, without a
-    database: the same extraction, so the two never differ."""
-    c = fact_columns(stored.record)
-    return VerdictFacts(
-        stored.seq, stored.task_id, stored.repository, stored.head_sha, stored.created_at,
-        c.decision, c.label, c.mode, c.decided_by, c.overridden, c.rounds, c.calls,
-        decode_tags(c.tags), c.readable,
-    )  # fmt: skip

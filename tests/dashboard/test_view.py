@@ -21,9 +21,8 @@ from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import OpenIssue, Subject, SubjectKey, triage
 from bot.storage.base import StoredVerdict
-from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import NOW, QUICK, SEEDED, call, day, judgment, sha, stored_of
-from tests.support.fact_builders import facts_of
+from tests.support.fact_builders import facts_of, facts_of_stored
 
 LIMITS = CalibrationThresholds(_env_file=None)
 

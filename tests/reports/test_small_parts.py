@@ -19,9 +19,8 @@ from bot.reports.facts import (
 from bot.reports.table import Column, fit_line, plain, render_rows
 from bot.reports.thresholds import CalibrationThresholds, parse_prices
 from bot.settings import SettingsError, load_judge_section
-from bot.storage.verdict_facts import facts_of_stored
 from tests.reports.seeded import DEEP, NOW, QUICK, SEEDED, call, judgment, stored_of
-from tests.support.fact_builders import fact_of, facts_of
+from tests.support.fact_builders import fact_of, facts_of, facts_of_stored
 
 
 def test_a_record_becomes_its_facts() -> None:

@@ -15,9 +15,9 @@ from bot.reports.facts import facts_of_rows
 from bot.storage.base import MergeStatus, NewMergeEntry, Storage, StoredVerdict
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
-from bot.storage.verdict_facts import UNREADABLE, fact_columns, facts_of_stored, tags_of
+from bot.storage.verdict_facts import UNREADABLE, fact_columns, tags_of
 from tests.reports.seeded import NOW, SEEDED, judgment, store_all
-from tests.support.fact_builders import facts_of
+from tests.support.fact_builders import facts_of, facts_of_stored
 from tests.support.storage_fixtures import StorageBackend
 
 ODD: list[dict[str, Any]] = [

@@ -9,8 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.reports.facts import RecordFact, fact_of_row, facts_of_rows
-from bot.storage.base import StoredVerdict
-from bot.storage.verdict_facts import facts_of_stored
+from bot.storage.base import StoredVerdict, VerdictFacts
+from bot.storage.verdict_facts import decode_tags, fact_columns
+
+
+def facts_of_stored(stored: StoredVerdict) -> VerdictFacts:
+    """A stored record's facts as `Storage.list_verdict_facts` lists them, without a
+    database: the same extraction, so the two never differ."""
+    c = fact_columns(stored.record)
+    return VerdictFacts(
+        stored.seq, stored.task_id, stored.repository, stored.head_sha, stored.created_at,
+        c.decision, c.label, c.mode, c.decided_by, c.overridden, c.rounds, c.calls,
+        decode_tags(c.tags), c.readable,
+    )  # fmt: skip
 
 
 def fact_of(stored: StoredVerdict) -> RecordFact | None:
