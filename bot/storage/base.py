@@ -115,11 +115,6 @@ class MergeStatus(enum.StrEnum):
     ESCALATED = "escalated"
 
 
-ACTIVE_MERGE_STATUSES: frozenset[MergeStatus] = frozenset(
-    {MergeStatus.PENDING, MergeStatus.PROCESSING}
-)
-
-
 @dataclass(frozen=True, slots=True)
 class NewMergeEntry:
     """An approved pull request entering the queue of its base branch.
