@@ -8,6 +8,7 @@ import argparse
 import json
 import logging
 import os
+import runpy
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -260,3 +261,28 @@ def test_help_into_a_closed_pipe_is_quiet(tmp_path: Path, args: list[str]) -> No
     result = into_closed_pipe(tmp_path, *args)
     assert result.stderr == ""
     assert result.returncode in (0, 141)
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "printed"),
+    [
+        ("bot", ["--version"], "judge-bot "),
+        ("bot.cli", ["--version"], "judge-bot "),
+        # the module every installed pre-push hook runs
+        ("bot.judge.console", ["judge", "--help"], "--task-id"),
+    ],
+)
+def test_each_module_entry_point_runs_the_cli(
+    module: str, argv: list[str], printed: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process (runpy), as `python -m MODULE` would run it; the subprocess tests show the
+    same through a real interpreter."""
+    saved = sys.argv
+    sys.argv = [module, *argv]
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = saved
+    assert stopped.value.code == 0
+    assert printed in capsys.readouterr().out
