@@ -164,25 +164,19 @@ async def remember_issue(storage: Storage, target: Target, number: int, state: s
 @dataclass(frozen=True)
 class KnownIssue:
     """What storage remembers of a task's issue (`disagreement-by-task`), typed for readers
-    outside this module. A field missing or of another type reads as unknown."""
+    outside this module: its number when storage knows it to be open (read as
+    `lifecycle.open_number` reads it), and the head it last judged."""
 
     key: str
-    number: int | None
-    state: str | None
+    open_number: int | None
     last_sha: str | None
-
-    @property
-    def open_number(self) -> int | None:
-        """The issue's number when storage knows it to be open (as `lifecycle.open_number`)."""
-        return self.number if self.state == "open" and self.number else None
 
     @classmethod
     def of(cls, key: str, row: Mapping[str, Any]) -> KnownIssue:
-        number, state, last_sha = row.get("number"), row.get("state"), row.get("last_sha")
+        last_sha = row.get("last_sha")
         return cls(
             key=key,
-            number=number if isinstance(number, int) else None,
-            state=state if isinstance(state, str) else None,
+            open_number=open_number(row),
             last_sha=last_sha if isinstance(last_sha, str) else None,
         )
 

@@ -26,7 +26,7 @@ the same way: the time limit kills the CLI's whole process group -> ProviderTime
 missing or unrunnable command -> ProviderTransportError; output that is not the CLI's
 envelope -> MalformedResponse; an envelope without text -> EmptyAnswer; a CLI that says it
 failed (or exits non-zero without an envelope) -> ProviderCommandError. Either stream
-printing more than an HTTP answer may take (`answer_limit` in provider_http.py) kills the
+printing more than an HTTP answer may take (`answer_limit` in providers/http.py) kills the
 group as the time limit does -> MalformedResponse; opencode is held to it too, though it
 takes its token limit from its own catalogue.
 """

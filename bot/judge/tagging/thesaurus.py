@@ -5,7 +5,7 @@ Seeds 000 and 001 normalise the judges' reasoning against a knowledge-graph thes
 file per KLS dimension: "factual correctness", "domain accuracy" -> semantic; "actionable",
 "useful", "practical" -> pragmatic; "internally consistent", "well-structured" ->
 syntactic). The dimension lists below start from those terms and add the code and research
-rubrics' own criteria (bot/judge/rubrics/code.py, research_rubric.py). The problem kinds are
+rubrics' own criteria (bot/judge/rubrics/code.py, rubrics/research.py). The problem kinds are
 the ones the rubrics' prompts tell the judges to look for (stubs, placeholders, scope creep,
 tests written to pass, hallucinated APIs, requirement drift, unsupported claims, ...) and the
 mechanical checks' finding kinds.
