@@ -21,17 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from bot.judge.records import RubricName
+from bot.judge.rubrics import get_rubric
+from bot.judge.rubrics.base import ContextKind
 
-Kind = Literal["file", "diff", "ci"]
+Kind = ContextKind
 
+# Each rubric says what its judge keeps first (`Rubric.context_order`).
 KEEP_ORDER: dict[RubricName, tuple[Kind, ...]] = {
-    RubricName.CODE: ("diff", "file", "ci"),
-    RubricName.COMPLETION: ("diff", "file", "ci"),
-    RubricName.CONTENT: ("file", "diff", "ci"),
-    RubricName.RESEARCH: ("file", "diff", "ci"),
+    name: get_rubric(name).context_order for name in RubricName
 }
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,10 +28,19 @@ class RubricAnswer:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+ContextKind = Literal["file", "diff", "ci"]
+"""What a judge is shown of a change: the files, their diffs, the CI results."""
+
+
 class Rubric(Protocol):
     name: RubricName
     prompt_version: str
     dimensions: tuple[str, ...]
+    context_order: tuple[ContextKind, ...]
+    """What the judge keeps first when the prompt's budget is short (CI is trimmed first)."""
+    low_score_below: float | None
+    """The default accept bar: a dimension scored under it is a low score to tagging; None
+    for a rubric without scores."""
     verdict_keys: frozenset[str]
 
     def instructions(self) -> str:

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
     STRINGS_SCHEMA,
+    ContextKind,
     FrozenModel,
     RubricAnswer,
     exact,
@@ -134,6 +135,8 @@ class CodeRubric:
     name: RubricName = RubricName.CODE
     prompt_version: str = "code/1"
     dimensions: tuple[str, ...] = CODE_DIMENSIONS
+    context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
+    low_score_below: float | None = CodeThresholds().pass_min
     verdict_keys: frozenset[str] = frozenset({"scores", "dimensions", "verdict", *CODE_DIMENSIONS})
 
     def __init__(self, thresholds: CodeThresholds | None = None) -> None:

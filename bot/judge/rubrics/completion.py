@@ -11,7 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubrics.base import STRINGS_SCHEMA, FrozenModel, RubricAnswer, object_schema
+from bot.judge.rubrics.base import (
+    STRINGS_SCHEMA,
+    ContextKind,
+    FrozenModel,
+    RubricAnswer,
+    object_schema,
+)
 from bot.judge.rubrics.parsing import ParseError, normalized, string_list, text_field, to_number
 
 
@@ -62,6 +68,8 @@ class CompletionRubric:
     name: RubricName = RubricName.COMPLETION
     prompt_version: str = "completion/2"
     dimensions: tuple[str, ...] = ()
+    context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
+    low_score_below: float | None = None
     verdict_keys: frozenset[str] = frozenset(
         {"pass", "missing_items", "forward_progress", "verdict"}
     )

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
     STRINGS_SCHEMA,
+    ContextKind,
     FrozenModel,
     RubricAnswer,
     mean_at_least,
@@ -126,6 +127,8 @@ class ContentRubric:
     name: RubricName = RubricName.CONTENT
     prompt_version: str = "content/1"
     dimensions: tuple[str, ...] = CONTENT_DIMENSIONS
+    context_order: tuple[ContextKind, ...] = ("file", "diff", "ci")
+    low_score_below: float | None = ContentThresholds().accept_min
     verdict_keys: frozenset[str] = frozenset({"scores", "verdict", *CONTENT_DIMENSIONS})
 
     def __init__(self, thresholds: ContentThresholds | None = None) -> None:

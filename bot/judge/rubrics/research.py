@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubrics.base import STRINGS_SCHEMA, RubricAnswer, scores_go_no_go
+from bot.judge.rubrics.base import STRINGS_SCHEMA, ContextKind, RubricAnswer, scores_go_no_go
 from bot.judge.rubrics.content import (
     ContentThresholds,
     content_verdict,
@@ -94,6 +94,8 @@ class ResearchRubric:
     name: RubricName = RubricName.RESEARCH
     prompt_version: str = "research/1"
     dimensions: tuple[str, ...] = RESEARCH_DIMENSIONS
+    context_order: tuple[ContextKind, ...] = ("file", "diff", "ci")
+    low_score_below: float | None = ResearchThresholds().accept_min
     verdict_keys: frozenset[str] = frozenset({"scores", "verdict", *RESEARCH_DIMENSIONS})
 
     def __init__(self, thresholds: ResearchThresholds | None = None) -> None:

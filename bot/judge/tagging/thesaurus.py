@@ -31,22 +31,15 @@ from collections.abc import Iterable, Mapping
 from itertools import groupby
 
 from bot.judge.records import RubricName
-from bot.judge.rubrics.code import CODE_DIMENSIONS, CodeThresholds
-from bot.judge.rubrics.content import CONTENT_DIMENSIONS, ContentThresholds
-from bot.judge.rubrics.research import RESEARCH_DIMENSIONS, ResearchThresholds
+from bot.judge.rubrics import get_rubric
 
 RUBRIC_DIMENSIONS: Mapping[RubricName, tuple[str, ...]] = {
-    RubricName.CONTENT: CONTENT_DIMENSIONS,
-    RubricName.CODE: CODE_DIMENSIONS,
-    RubricName.RESEARCH: RESEARCH_DIMENSIONS,
-    RubricName.COMPLETION: (),
+    name: get_rubric(name).dimensions for name in RubricName
 }
-# A low score is one under the rubric's default accept bar: 3 on the 1-5 scales, 0.7 on code's
-# 0.0-1.0 scale. The completion rubric has no scores.
+# A low score is one under the rubric's default accept bar (`Rubric.low_score_below`): 3 on
+# the 1-5 scales, 0.7 on code's 0.0-1.0 scale. The completion rubric has no scores.
 LOW_SCORE_BELOW: Mapping[RubricName, float] = {
-    RubricName.CONTENT: ContentThresholds().accept_min,
-    RubricName.CODE: CodeThresholds().pass_min,
-    RubricName.RESEARCH: ResearchThresholds().accept_min,
+    name: bar for name in RubricName if (bar := get_rubric(name).low_score_below) is not None
 }
 
 LIST_WORDS = frozenset({"or", "and", "any"})
