@@ -117,6 +117,28 @@ def engine_for(services: Services, config: RepoConfig, storage: Storage) -> Judg
     return engine
 
 
+async def repo_config_of(gateway: RepoGateway, context: Context, default_branch: str) -> RepoConfig:
+    """`.github/judge.yml` as judging reads it: cached, its `models:` checked against
+    JUDGE_ALLOWED_MODELS. Raises RepoConfigError for a file that is wrong."""
+    return await load_repo_config(
+        gateway,
+        context.storage,
+        default_branch,
+        context.clock(),
+        allowed_models=context.services.judge_config.allowed_models,
+    )
+
+
+async def config_or_none(
+    gateway: RepoGateway, context: Context, default_branch: str
+) -> RepoConfig | None:
+    """None for an invalid `.github/judge.yml`: the judging flow then shows its error."""
+    try:
+        return await repo_config_of(gateway, context, default_branch)
+    except RepoConfigError:
+        return None
+
+
 # -- the flow -------------------------------------------------------------------------------
 
 
@@ -132,13 +154,7 @@ async def judge_target(
     explicit = target.bypass_cache or take_over
 
     try:
-        config: RepoConfig | None = await load_repo_config(
-            gateway,
-            storage,
-            target.default_branch,
-            context.clock(),
-            allowed_models=services.judge_config.allowed_models,
-        )
+        config: RepoConfig | None = await repo_config_of(gateway, context, target.default_branch)
         config_error: RepoConfigError | None = None
     except RepoConfigError as error:
         config, config_error = None, error

@@ -21,11 +21,9 @@ from gidgethub.sansio import Event
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judging import ci_gate
-from bot.judging.config_file import RepoConfigError
-from bot.judging.config_store import CONFIG_PATH, forget_repo_config, load_repo_config
-from bot.judging.flow import judge_target
+from bot.judging.config_store import CONFIG_PATH, forget_repo_config
+from bot.judging.flow import config_or_none, judge_target
 from bot.judging.four_eyes import Actor
-from bot.judging.repo_config import RepoConfig
 from bot.judging.state import (
     LabelGrant,
     claim_ci_rerun,
@@ -74,7 +72,7 @@ async def on_skip_label(event: Event, context: Context) -> None:
     target = target_from_pull_request(event.data, context.installation_id)
     client = await context.services.github.installation_client(context.installation_id)
     gateway = RepoGateway(client, target.repository)
-    config = await _config_or_none(gateway, context, target)
+    config = await config_or_none(gateway, context, target.default_branch)
     if config is None or not config.skip_label or label != config.skip_label:
         return
     sender = str((event.data.get("sender") or {}).get("login", ""))
@@ -144,18 +142,3 @@ async def on_ci_finished(event: Event, context: Context) -> None:
 
 def touches_config(target: Target) -> bool:
     return target.changed is None or any(c.path == CONFIG_PATH for c in target.changed)
-
-
-async def _config_or_none(
-    gateway: RepoGateway, context: Context, target: Target
-) -> RepoConfig | None:
-    try:
-        return await load_repo_config(
-            gateway,
-            context.storage,
-            target.default_branch,
-            context.clock(),
-            allowed_models=context.services.judge_config.allowed_models,
-        )
-    except RepoConfigError:
-        return None

@@ -33,8 +33,7 @@ from bot.judging import rules
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
-from bot.judging.flow import judge_target
-from bot.judging.repo_config import RepoConfig
+from bot.judging.flow import config_or_none, judge_target
 from bot.judging.run_handle import (
     Abandoned,
     RunHandle,
@@ -298,7 +297,7 @@ async def on_merge_group(event: Event, context: Context) -> None:
     target = _group_target(event.data, context.installation_id)
     client = await context.services.github.installation_client(context.installation_id)
     gateway = MergeCalls(client, target.repository)
-    config = await _config_or_none(context, gateway, target.default_branch)
+    config = await config_or_none(gateway, context, target.default_branch)
     change = await gateway.group_commits(str(group["base_sha"]), target.head_sha)
     target = replace(target, changed=tuple(change.files), commits=tuple(change.commits))
     if config is None:
@@ -321,22 +320,6 @@ async def on_merge_group(event: Event, context: Context) -> None:
             extra=context.log_extra(),
         )
         await judge_target(target, context, owner=context.delivery.delivery_id)
-
-
-async def _config_or_none(
-    context: Context, gateway: RepoGateway, default_branch: str
-) -> RepoConfig | None:
-    """None for an invalid `.github/judge.yml`: the judging flow then shows its error."""
-    try:
-        return await load_repo_config(
-            gateway,
-            context.storage,
-            default_branch,
-            context.clock(),
-            allowed_models=context.services.judge_config.allowed_models,
-        )
-    except RepoConfigError:
-        return None
 
 
 @router.register("merge_group", action="destroyed")
