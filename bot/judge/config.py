@@ -58,6 +58,14 @@ class Mode(StrEnum):
     BLOCKING = "blocking"
 
 
+class OnOutage(StrEnum):
+    """What a provider outage concludes in blocking mode: `pass` (neutral, the seeds'
+    fail-open rule) or `block` (action_required: nothing passes unjudged)."""
+
+    PASS = "pass"
+    BLOCK = "block"
+
+
 TIER_ORDER: tuple[Tier, ...] = (Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER)
 DEFAULT_WATCHED_PATHS = (
     "research/**/*.md",
@@ -220,6 +228,7 @@ class JudgeConfig(BaseSettings):
     authorship_patterns: dict[str, str] | None = None
 
     mode: Mode = Mode.ADVISORY
+    on_outage: OnOutage = OnOutage.PASS
     paths: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_WATCHED_PATHS)
     )

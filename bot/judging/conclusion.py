@@ -1,40 +1,37 @@
-"""The `judge` check run's conclusion: verdict by mode, and why nobody judged.
+"""The `judge` check run's conclusion: one table, cause x mode (docs/judging.md shows it).
 
-Kept apart from rendering because more than the renderer needs it: an override
-command states the conclusion it will set before any run is rendered.
+GitHub counts `neutral` and `skipped` as a passing required check, so in blocking mode
+the table keeps a pass for three things: the judges accepted every watched byte of the
+head (`success`), nothing was owed (no watched content changed, or a skip granted for
+this head by a person entitled to grant it), and a provider outage (the seeds'
+fail-open rule, which `on_outage: block` turns into a refusal). Everything else an
+author could bring about (a throttle, a budget, a held loop, CI they broke, content no
+judge could read) asks for a maintainer with `action_required`.
 
     verdict        advisory   blocking
     accept         success    success
     improve        neutral    failure
     reject         neutral    failure
     escalate       neutral    action_required
-    undetermined   neutral    neutral          (the judges failed: an outage)
-                   neutral    action_required  (throttle or budget refusal)
+    undetermined   neutral    by cause (`UNDETERMINED_BLOCKING`)
 
-Only accept succeeds and only blocking mode fails. An undetermined verdict has a cause
-(`Cause`, read from the record's `mode`). A provider outage is never the author's
-fault, so it never fails a run (fail-open, the seeds' rule). A throttle or budget
-refusal is different: an author can exhaust the hourly throttle or the day's budget on
-purpose, and a neutral conclusion passes a required check, so in blocking mode a
-refusal asks for a maintainer (`action_required`) instead. The other causes settle
-before any model is asked and stay neutral: no judge configured is a setup matter,
-a mechanical verdict is never undetermined, and four-eyes is the panel's own limit.
-
-`conclusion_for` is the table without causes (overrides use it: a human decided);
-`run_conclusion` is the one the judges' run uses.
+An undetermined verdict (and every run that judged nothing) has a `Cause`: the record's
+`mode` when a rule settled it without a model (`cause_of`), or the flow's reason for
+not judging at all. `conclusion_for` is the table without causes (overrides use it: a
+human decided); `run_conclusion` is the one every run the judges or the flow finish uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict, VerdictRecord
 
 
 def conclusion_for(verdict: Verdict, mode: Mode) -> str:
-    """Check-run conclusion for a verdict (table in the module docstring)."""
+    """Check-run conclusion for a decided verdict (table in the module docstring)."""
     if verdict is Verdict.ACCEPT:
         return "success"
     if verdict is Verdict.UNDETERMINED or mode is Mode.ADVISORY:
@@ -45,8 +42,11 @@ def conclusion_for(verdict: Verdict, mode: Mode) -> str:
 
 
 class Cause(StrEnum):
-    """Why a record has its verdict, as far as the conclusion cares. Every value but
-    JUDGES is a `mode` that bot.judge.engine.judgment writes when no model was asked."""
+    """Why a run has its verdict, as far as the conclusion cares.
+
+    The first seven are `mode` values of a verdict record (bot.judge.engine.judgment
+    writes them when no model decided; JUDGES stands for any tier's). The rest are the
+    flow's reasons for finishing a run without asking the judges."""
 
     JUDGES = "judges"  # the judges were asked; undetermined then means they failed
     THROTTLED = "throttled"
@@ -54,12 +54,65 @@ class Cause(StrEnum):
     UNCONFIGURED = "unconfigured"
     FOUR_EYES = "four-eyes"
     MECHANICAL = "mechanical"
+    PARTIAL_VIEW = "partial-view"  # no configured judge could read the whole change
+    NOTHING_TO_JUDGE = "nothing-to-judge"
+    SKIP_GRANTED = "skip-granted"
+    CI_WAIT = "ci-wait"
+    HELD = "held"  # loop prevention: a tripped breaker, the cooldown
+    UNREAD = "unread"  # a watched file no judge read (binary, too long, too many files)
+    CONFIG_ERROR = "config-error"
+    GAVE_UP = "gave-up"  # the App kept failing to finish the judgment
 
 
-# Refusals the author could bring about: exhausting the throttle or budget, or naming
-# every judge's model family in commit trailers so nobody independent is left to judge.
-# None of them may pass a required check.
-REFUSALS = frozenset({Cause.THROTTLED, Cause.BUDGET, Cause.FOUR_EYES})
+# Blocking mode, undetermined verdict: which causes pass. Every cause has a row (a test
+# fails for a new one without); the outage row is the one setting (`on_outage`).
+UNDETERMINED_BLOCKING: Mapping[Cause, str] = {
+    Cause.JUDGES: "neutral",  # a provider outage fails open; on_outage: block refuses
+    Cause.NOTHING_TO_JUDGE: "neutral",
+    Cause.SKIP_GRANTED: "neutral",
+    Cause.THROTTLED: "action_required",
+    Cause.BUDGET: "action_required",
+    Cause.UNCONFIGURED: "action_required",
+    Cause.FOUR_EYES: "action_required",
+    Cause.MECHANICAL: "action_required",  # never undetermined; here for completeness
+    Cause.PARTIAL_VIEW: "action_required",
+    Cause.CI_WAIT: "action_required",
+    Cause.HELD: "action_required",
+    Cause.UNREAD: "action_required",
+    Cause.CONFIG_ERROR: "action_required",
+    Cause.GAVE_UP: "action_required",
+}
+
+# Causes the author could bring about or the judges never covered: in blocking mode the
+# run waits for a maintainer. (Kept for the renderers' words.)
+REFUSALS = frozenset(
+    c for c, conclusion in UNDETERMINED_BLOCKING.items() if conclusion != "neutral"
+)
+
+# What a maintainer can do about each refusal, said on the run in blocking mode.
+NEXT_STEP: Mapping[Cause, str] = {
+    Cause.JUDGES: "comment `/judge rerun` once the judges answer again, or "
+    "`/judge override accept|reject`",
+    Cause.THROTTLED: "comment `/judge rerun` after the hour, or `/judge override accept|reject`",
+    Cause.BUDGET: "comment `/judge rerun` tomorrow or after raising the budget, or "
+    "`/judge override accept|reject`",
+    Cause.UNCONFIGURED: "configure the judges (JUDGE_* settings), then comment `/judge rerun`; "
+    "or `/judge override accept|reject`",
+    Cause.FOUR_EYES: "add a judge of another model family (JUDGE_ALTERNATE_MODELS), or "
+    "comment `/judge override accept|reject`",
+    Cause.MECHANICAL: "comment `/judge override accept|reject`",
+    Cause.PARTIAL_VIEW: "configure a judge that reads more (JUDGE_DEEP_MAX_CHARS), or comment "
+    "`/judge override accept|reject` after reading it yourself",
+    Cause.NOTHING_TO_JUDGE: "nothing",
+    Cause.SKIP_GRANTED: "nothing",
+    Cause.CI_WAIT: "re-run the failed checks, or comment `/judge rerun` to judge now",
+    Cause.HELD: "comment `/judge rerun` to judge it anyway, or `/judge override accept|reject`",
+    Cause.UNREAD: "exclude such files in `paths.exclude` if they need no judge, or comment "
+    "`/judge override accept|reject` after reading them yourself",
+    Cause.CONFIG_ERROR: "fix `.github/judge.yml` on the default branch, then comment "
+    "`/judge rerun`",
+    Cause.GAVE_UP: "comment `/judge rerun`, or `/judge override accept|reject`",
+}
 
 # bot.judge.engine.rounds gives up a round with this when the day's model calls run out
 # between attempts; the judges were stopped by the budget, not failing.
@@ -71,6 +124,7 @@ _CAUSE_PRIORITY: tuple[Cause, ...] = (
     Cause.BUDGET,
     Cause.THROTTLED,
     Cause.FOUR_EYES,
+    Cause.PARTIAL_VIEW,
     Cause.UNCONFIGURED,
     Cause.MECHANICAL,
     Cause.JUDGES,
@@ -84,6 +138,8 @@ def cause_of(record: VerdictRecord) -> Cause:
         cause = Cause(record.mode)
     except ValueError:
         cause = Cause.JUDGES
+    if cause not in _CAUSE_PRIORITY:
+        cause = Cause.JUDGES  # a record's mode never names one of the flow's causes
     if cause is Cause.JUDGES and any(
         (r.error or "").startswith(_BUDGET_CUT) for r in record.previous_rounds
     ):
@@ -99,12 +155,22 @@ def run_cause(records: Sequence[VerdictRecord]) -> Cause:
     return next((c for c in _CAUSE_PRIORITY if c in causes), Cause.JUDGES)
 
 
-def run_conclusion(verdict: Verdict, mode: Mode, cause: Cause) -> str:
-    """The judges' run: `conclusion_for`, except that a throttle or budget refusal
-    asks for a maintainer in blocking mode instead of passing."""
-    if verdict is Verdict.UNDETERMINED and mode is Mode.BLOCKING and cause in REFUSALS:
+def run_conclusion(
+    verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage = OnOutage.PASS
+) -> str:
+    """The run's conclusion: `conclusion_for`, except that an undetermined verdict in
+    blocking mode passes only for the causes `UNDETERMINED_BLOCKING` lets pass (and an
+    outage only while `on_outage` is pass)."""
+    if verdict is not Verdict.UNDETERMINED or mode is Mode.ADVISORY:
+        return conclusion_for(verdict, mode)
+    if cause is Cause.JUDGES and on_outage is OnOutage.BLOCK:
         return "action_required"
-    return conclusion_for(verdict, mode)
+    return UNDETERMINED_BLOCKING[cause]
+
+
+def passes_blocking(cause: Cause, on_outage: OnOutage = OnOutage.PASS) -> bool:
+    """Whether a run with this cause (and no judges' accept) passes a required check."""
+    return run_conclusion(Verdict.UNDETERMINED, Mode.BLOCKING, cause, on_outage) == "neutral"
 
 
 # Worst first. Reject is the strongest statement against the content; escalate needs a

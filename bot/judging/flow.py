@@ -167,7 +167,7 @@ async def judge_target(
             return
 
     key = state_key(target.repository, target.head_sha)
-    state = await claim(storage, key, target, owner=owner, explicit=explicit)
+    state = await claim(storage, key, target, owner=owner, explicit=explicit, now=context.clock())
     if state is None:
         log.info("sha %s is judged by another delivery", target.head_sha, extra=context.log_extra())
         return

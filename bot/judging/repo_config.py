@@ -27,7 +27,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from bot.github.types import ChangedPath
 from bot.globs import check_glob, first_match, match_any
-from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode
+from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode, OnOutage
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
 from bot.judge.rubrics.research_settings import ResearchOverrides
 from bot.judge.tagging import TagTerms
@@ -187,6 +187,12 @@ class RepoConfig(_Section):
         "improve verdict fails it. Unset: the installation default (JUDGE_MODE, itself "
         "advisory by default).",
     )
+    on_outage: OnOutage | None = Field(
+        default=None,
+        description="In blocking mode, what a provider outage concludes: pass (neutral, "
+        "fail-open) or block (action_required). Unset: the installation default "
+        "(JUDGE_ON_OUTAGE, itself pass).",
+    )
     paths: PathsConfig = Field(
         default=PathsConfig(),
         description="Which changed files are judged: include (replaces the default), "
@@ -265,6 +271,13 @@ class RepoConfig(_Section):
 def effective_mode(config: RepoConfig, default: Mode = Mode.ADVISORY) -> Mode:
     """The repository's mode, else the installation default (from JUDGE_MODE)."""
     return config.mode if config.mode is not None else default
+
+
+def effective_on_outage(config: RepoConfig | None, default: OnOutage = OnOutage.PASS) -> OnOutage:
+    """The repository's outage rule, else the installation default (JUDGE_ON_OUTAGE)."""
+    if config is None or config.on_outage is None:
+        return default
+    return config.on_outage
 
 
 def _included(config: RepoConfig, path: str) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -63,10 +64,17 @@ class RunRow(BaseModel):
 
 
 async def claim(
-    storage: Storage, key: str, target: Target, *, owner: str, explicit: bool
+    storage: Storage,
+    key: str,
+    target: Target,
+    *,
+    owner: str,
+    explicit: bool,
+    now: datetime | None = None,
 ) -> ShaState | None:
-    """This delivery's state for the sha, or None when another delivery judges it."""
-    fresh = ShaState.fresh(owner, target)
+    """This delivery's state for the sha, or None when another delivery judges it. `now`
+    becomes the sha's `first_seen_at` when no delivery claimed it before."""
+    fresh = ShaState.fresh(owner, target, now)
     if await put_state_if_absent(storage, key, fresh):
         return fresh
     state = await load_state(storage, key)

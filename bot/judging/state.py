@@ -11,6 +11,7 @@ a later change of shape bumps `STATE_VERSION` and converts older rows in `load_s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -58,10 +59,13 @@ class ShaState(BaseModel):
     """The delivery that completed the run: its own retry stops there."""
     awaiting_ci: tuple[str, ...] = ()
     """The run was skipped until these checks rerun (bot/judging/ci_gate.py keys)."""
+    first_seen_at: datetime | None = None
+    """When a delivery first claimed this sha: a command written before it cannot have
+    been about this head (rows from before this field read None)."""
 
     @classmethod
-    def fresh(cls, owner: str, target: Target) -> ShaState:
-        return cls(version=STATE_VERSION, owner=owner, target=target.to_json())
+    def fresh(cls, owner: str, target: Target, now: datetime | None = None) -> ShaState:
+        return cls(version=STATE_VERSION, owner=owner, target=target.to_json(), first_seen_at=now)
 
     @property
     def claimed_by_push(self) -> bool:

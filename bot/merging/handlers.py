@@ -277,7 +277,9 @@ async def _complete_without_judges(
     """The group's run, claimed and completed like any judged sha, with no model asked."""
     key = state_key(target.repository, target.head_sha)
     owner = context.delivery.delivery_id
-    state = await claim(context.storage, key, target, owner=owner, explicit=False)
+    state = await claim(
+        context.storage, key, target, owner=owner, explicit=False, now=context.clock()
+    )
     if state is None or already_completed(state, owner):
         return
     app_id = context.services.github.app_id
