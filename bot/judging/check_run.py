@@ -40,7 +40,7 @@ from bot.gfm import (
     scrub_secrets,
     table,
 )
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Tier, Verdict, VerdictRecord
 from bot.judging.annotations import (
     Annotation,
@@ -49,12 +49,11 @@ from bot.judging.annotations import (
     run_annotations,
 )
 from bot.judging.conclusion import (
-    REFUSALS,
+    NEXT_STEP,
     Cause,
-    combined_verdict,
     conclusion_for,
-    run_cause,
     run_conclusion,
+    run_outcome,
 )
 from bot.judging.group_sections import files_line, group_details, group_summary
 from bot.judging.repo_config import LeftOut
@@ -118,6 +117,8 @@ class CheckDetails:
     queue_line: str | None = None
     """The merge queue's line (already rendered by `bot.merging.merge_notices`) when the
     accept put the pull request in a queue."""
+    on_outage: OnOutage = OnOutage.PASS
+    """What a provider outage concludes in blocking mode (the repository's `on_outage`)."""
 
 
 @dataclass
@@ -158,52 +159,75 @@ class CheckRunOutput:
 # --- summary and text -----------------------------------------------------------------
 
 
-def _mode_line(verdict: Verdict, mode: Mode, cause: Cause = Cause.JUDGES) -> str:
+def _mode_line(
+    verdict: Verdict, mode: Mode, cause: Cause = Cause.JUDGES, on_outage: OnOutage = OnOutage.PASS
+) -> str:
     if mode is Mode.ADVISORY and verdict is Verdict.ACCEPT:
         return "Mode: **advisory**. This check never blocks merging."
     if mode is Mode.ADVISORY:
+        blocking = run_conclusion(verdict, Mode.BLOCKING, cause, on_outage)
         return (
             "Mode: **advisory**. This check never blocks merging; in blocking mode "
-            f"this verdict would conclude `{run_conclusion(verdict, Mode.BLOCKING, cause)}`."
+            f"this verdict would conclude `{blocking}`."
         )
+    outage = "never fail it" if on_outage is OnOutage.PASS else "ask for a maintainer"
     return (
-        "Mode: **blocking**. Reject and improve fail this check; escalate, and a change "
-        "the throttle or the budget kept from the judges, ask for a maintainer; provider "
-        "outages never fail it."
+        "Mode: **blocking**. Only a change the judges read in full and accepted passes; "
+        "reject and improve fail this check; escalate, and a change the judges did not "
+        f"read in full, ask for a maintainer; provider outages {outage}."
     )
 
 
-_REFUSAL_WORD = {Cause.THROTTLED: "throttle", Cause.BUDGET: "budget", Cause.FOUR_EYES: "four eyes"}
+_REFUSAL_WORD = {
+    Cause.THROTTLED: "throttle",
+    Cause.BUDGET: "budget",
+    Cause.FOUR_EYES: "four eyes",
+    Cause.PARTIAL_VIEW: "too long to read whole",
+    Cause.UNREAD: "files no judge read",
+    Cause.UNCONFIGURED: "no judge configured",
+    Cause.JUDGES: "the judges could not be reached",
+}
 _REFUSAL_WHY = {
     Cause.THROTTLED: "the hourly limit of judgments for this repository was reached",
     Cause.BUDGET: "the day's model budget was used up",
     Cause.FOUR_EYES: "every configured judge belongs to a model family that wrote the change",
+    Cause.PARTIAL_VIEW: "no configured judge could read the whole of it",
+    Cause.UNREAD: "some watched files could not be given to a judge (listed below)",
+    Cause.UNCONFIGURED: "no judge model is configured",
+    Cause.JUDGES: "the judges could not be reached and `on_outage` is `block`",
 }
+
+
+def _refused(verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage) -> bool:
+    """An undetermined run that, in blocking mode, does not pass."""
+    return (
+        verdict is Verdict.UNDETERMINED
+        and mode is Mode.BLOCKING
+        and run_conclusion(verdict, mode, cause, on_outage) != "neutral"
+    )
 
 
 def _not_judged(cause: Cause) -> str:
     return f"not judged: {_REFUSAL_WORD[cause]}; a maintainer may rerun or override"
 
 
-def _cause_line(verdict: Verdict, mode: Mode, cause: Cause) -> str | None:
+def _cause_line(verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage) -> str | None:
     """Why an undetermined run has the conclusion it has: a refusal is not a pass in
-    blocking mode, an outage fails open. Both are said in words, not left to guess."""
-    if verdict is not Verdict.UNDETERMINED:
+    blocking mode, an outage fails open unless `on_outage` says block. Said in words."""
+    if verdict is not Verdict.UNDETERMINED or cause not in _REFUSAL_WORD:
         return None
-    if cause in REFUSALS and mode is Mode.BLOCKING:
+    if _refused(verdict, mode, cause, on_outage):
         return (
-            f"**This change was {_not_judged(cause)}.** No judge looked at it because "
+            f"**This change was {_not_judged(cause)}.** No verdict covers all of it because "
             f"{_REFUSAL_WHY[cause]}. A refusal is not a pass, so in blocking mode this "
-            "check waits for a maintainer."
+            f"check waits for a maintainer, who can {NEXT_STEP[cause]}."
         )
-    if cause in REFUSALS:
-        return f"This change was not judged: {_REFUSAL_WORD[cause]} ({_REFUSAL_WHY[cause]})."
     if cause is Cause.JUDGES:
         return (
             "Undetermined: the judges could not be reached; fail-open, so this check "
             "stays neutral in every mode. Comment `/judge rerun` to try again."
         )
-    return None
+    return f"This change was not judged: {_REFUSAL_WORD[cause]} ({_REFUSAL_WHY[cause]})."
 
 
 def _left_out_block(details: CheckDetails) -> str:
@@ -219,9 +243,12 @@ def _left_out_block(details: CheckDetails) -> str:
 
 
 def _overall_block(
-    records: Sequence[VerdictRecord], mode: Mode, details: CheckDetails, cause: Cause
+    records: Sequence[VerdictRecord],
+    mode: Mode,
+    details: CheckDetails,
+    verdict: Verdict,
+    cause: Cause,
 ) -> str:
-    verdict = combined_verdict(r.final_decision for r in records)
     lines = [f"## Verdict: {verdict.value}"]
     if len(records) > 1:
         counts = ", ".join(
@@ -233,10 +260,10 @@ def _overall_block(
             f"The change was judged as {len(records)} groups ({counts}); the check shows "
             "the worst (reject > escalate > improve > undetermined > accept)."
         )
-    because = _cause_line(verdict, mode, cause)
+    because = _cause_line(verdict, mode, cause, details.on_outage)
     if because:
         lines.append(because)
-    lines.append(_mode_line(verdict, mode, cause))
+    lines.append(_mode_line(verdict, mode, cause, details.on_outage))
     lines.extend(app_line(note, NOTE_LIMIT) for note in details.notes)
     if details.skipped_by_budget:
         lines.append("Some judging was skipped because the cost budget was reached.")
@@ -263,16 +290,21 @@ def _annotations_line(annotations: RunAnnotations) -> str:
     )
 
 
-def _title(records: Sequence[VerdictRecord], mode: Mode, cause: Cause) -> str:
-    verdict = combined_verdict(r.final_decision for r in records)
-    worst = next(r for r in records if r.final_decision is verdict)
+def _title(
+    records: Sequence[VerdictRecord],
+    mode: Mode,
+    verdict: Verdict,
+    cause: Cause,
+    on_outage: OnOutage,
+) -> str:
+    worst = next((r for r in records if r.final_decision is verdict), records[0])
     files = {f for r in records for f in r.files}
     count = plural(len(files), "file")
     if len(records) > 1:
         count += f" in {len(records)} groups"
-    if verdict is Verdict.UNDETERMINED and cause in REFUSALS:
-        if mode is Mode.BLOCKING:
-            return one_line(f"{_not_judged(cause)} · {count}", TITLE_TARGET)
+    if _refused(verdict, mode, cause, on_outage):
+        return one_line(f"{_not_judged(cause)} · {count}", TITLE_TARGET)
+    if verdict is Verdict.UNDETERMINED and cause in _REFUSAL_WORD and cause is not Cause.JUDGES:
         head = f"undetermined (not judged: {_REFUSAL_WORD[cause]})"
     else:
         head = verdict.value
@@ -310,28 +342,38 @@ def render_check_run(
     """The completed check run for a change judged as one or more records."""
     details = details or CheckDetails()
     if not records:
+        # Files were owed a judgment (else the run says "nothing to judge") and none
+        # could be read: not a pass in blocking mode.
+        conclusion = run_conclusion(Verdict.UNDETERMINED, mode, Cause.UNREAD, details.on_outage)
         return finish_output(
             CheckRunOutput(
-                conclusion=conclusion_for(Verdict.UNDETERMINED, mode),
+                conclusion=conclusion,
                 title="undetermined · nothing was judged",
                 summary="\n\n".join(
                     [
                         "## Verdict: undetermined",
                         "No file group was judged.",
+                        *filter(
+                            None,
+                            [
+                                _cause_line(
+                                    Verdict.UNDETERMINED, mode, Cause.UNREAD, details.on_outage
+                                )
+                            ],
+                        ),
                         *(app_line(note, NOTE_LIMIT) for note in details.notes),
                         _left_out_block(details),
                     ]
                 ),
             )
         )
-    verdict = combined_verdict(r.final_decision for r in records)
-    cause = run_cause(records)
+    verdict, cause = run_outcome(records, unread=any(item.unread for item in details.left_out))
     annotations = run_annotations(records, mode)
     total = len(records)
     groups = [group_summary(i, total, r) for i, r in enumerate(records, start=1)]
     summary = fit_blocks(
         [
-            _overall_block(records, mode, details, cause),
+            _overall_block(records, mode, details, verdict, cause),
             _annotations_line(annotations),
             *groups,
             _left_out_block(details),
@@ -348,8 +390,8 @@ def render_check_run(
     overridden = all(r.human_override for r in records)
     return finish_output(
         CheckRunOutput(
-            conclusion=run_conclusion(verdict, mode, cause),
-            title=_title(records, mode, cause),
+            conclusion=run_conclusion(verdict, mode, cause, details.on_outage),
+            title=_title(records, mode, verdict, cause, details.on_outage),
             summary=summary,
             text=text,
             annotations=annotations.shown,

@@ -5,9 +5,13 @@
   redacted), as they stood when judging started.
 * **When judging waits** (`wait_for_ci`): CI that ended in an infrastructure failure or a
   timeout (a check run `timed_out`, `cancelled` or `startup_failure`, a status `error`)
-  says nothing about the change, so seed 002 skips such runs: the `judge` run concludes
-  neutral ("skipped"), naming the checks, and the sha remembers which checks it waits for
-  (`awaited_keys`). A maintainer's `/judge rerun` judges at once, whatever CI says.
+  says nothing about the change, so seed 002 skips such runs, but only for checks that
+  matter (`matters`: required for the pull request, or a check run of a CI app named in
+  the repository's `ci.wait_for`): an author can post an `error` status of their own or
+  cancel their own workflow run. The `judge` run says it waits, naming the checks, and
+  the sha remembers which checks it waits for (`awaited_keys`). A wait is never a pass:
+  neutral in advisory mode, `action_required` in blocking mode (bot/judging/conclusion.py).
+  A maintainer's `/judge rerun` judges at once, whatever CI says.
 * **When a wait ends** (`ci_event`, `rerun_finished`): a check run of an awaited name
   completes, a check suite of an awaited app completes, or a status of an awaited
   context settles, with anything but another infrastructure failure. The sha is then
@@ -19,7 +23,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,11 +80,23 @@ def awaited_keys(failures: Sequence[CiCheck]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))
 
 
-def wait_for_ci(checks: Sequence[CiCheck], target: Target) -> WaitForCi | None:
+def matters(check: CiCheck, wait_for: Collection[str]) -> bool:
+    """A check judging may wait for: required for the pull request, or a check run of a
+    CI app the repository names. Anyone with write access can post a commit status or
+    cancel their own workflow run; such a result must not hold the judges."""
+    if check.required:
+        return True
+    slug = (check.app_slug or "").lower()
+    return check.kind != "status" and bool(slug) and slug in {a.lower() for a in wait_for}
+
+
+def wait_for_ci(
+    checks: Sequence[CiCheck], target: Target, wait_for: Collection[str] = ()
+) -> WaitForCi | None:
     """Whether judging waits for CI to rerun (see the module docstring)."""
     if target.trigger.startswith(EXPLICIT_TRIGGER):
         return None
-    failures = [check for check in checks if infra_failure(check)]
+    failures = [check for check in checks if infra_failure(check) and matters(check, wait_for)]
     if not failures:
         return None
     named = [(check.name, check.state) for check in failures]

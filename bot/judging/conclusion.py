@@ -155,6 +155,18 @@ def run_cause(records: Sequence[VerdictRecord]) -> Cause:
     return next((c for c in _CAUSE_PRIORITY if c in causes), Cause.JUDGES)
 
 
+def run_outcome(records: Sequence[VerdictRecord], *, unread: bool = False) -> tuple[Verdict, Cause]:
+    """The run's verdict and cause. A watched file no judge read keeps the run from an
+    accept: the verdict is at best undetermined, for that reason (`Cause.UNREAD`), unless
+    a refusal of the judges' own speaks for it."""
+    verdicts = [r.final_decision for r in records]
+    verdict = combined_verdict([*verdicts, Verdict.UNDETERMINED] if unread else verdicts)
+    cause = run_cause(records) if records else Cause.UNREAD
+    if unread and verdict is Verdict.UNDETERMINED and cause in (Cause.JUDGES, Cause.MECHANICAL):
+        cause = Cause.UNREAD
+    return verdict, cause
+
+
 def run_conclusion(
     verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage = OnOutage.PASS
 ) -> str:

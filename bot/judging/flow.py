@@ -56,14 +56,20 @@ from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judging import change_fetch, ci_gate, rules
 from bot.judging.change_fetch import HeadRead
 from bot.judging.check_run import CheckDetails, CheckRunOutput, render_check_run
-from bot.judging.conclusion import combined_verdict
+from bot.judging.conclusion import Cause, run_outcome
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
 from bot.judging.judge_requests import JudgeInputs, directives_for, judge_requests
 from bot.judging.reactions import REACTIONS, Concluded, Judged
-from bot.judging.repo_config import RepoConfig, effective_mode, select_files
+from bot.judging.repo_config import (
+    LeftOut,
+    RepoConfig,
+    effective_mode,
+    effective_on_outage,
+    select_files,
+)
 from bot.judging.run_handle import Abandoned, RunHandle, already_completed, claim
-from bot.judging.run_notices import render_config_error, render_gave_up
+from bot.judging.run_notices import concluded, render_config_error, render_gave_up
 from bot.judging.state import (
     load_grant,
     state_key,
@@ -185,9 +191,9 @@ async def judge_target(
         raise  # the worker defers the delivery to the reset; nothing has given up
     except Exception as exc:
         if context.delivery.attempts >= services.max_attempts and run.run_id is not None:
-            await run.complete(
-                render_gave_up(type(exc).__name__), verdict="undetermined", target=target
-            )
+            mode = _mode_of(config, services)
+            output = concluded(render_gave_up(type(exc).__name__), Cause.GAVE_UP, mode)
+            await run.complete(output, verdict="undetermined", target=target, mode=mode)
         raise
 
 
@@ -203,13 +209,16 @@ async def _judge_claimed(
     if config is None:
         assert config_error is not None
         await run.start(target)
+        # The installation's mode: the repository's own could not be read.
+        mode = _mode_of(None, services)
         output = render_config_error(
             str(config_error), line=config_error.line, key=config_error.key
         )
         await judged(context, None, target, "undetermined")
-        await run.complete(output, verdict="undetermined", target=target)
+        output = concluded(output, Cause.CONFIG_ERROR, mode)
+        await run.complete(output, verdict="undetermined", target=target, mode=mode)
         return
-    mode = effective_mode(config, services.judge_config.mode)
+    mode = _mode_of(config, services)
     ready = await _read_and_gate(target, context, gateway, config, run, mode)
     if ready is None:
         return
@@ -218,14 +227,15 @@ async def _judge_claimed(
         engine = engine_for(services, config, context.storage)
     except RepoModelsError as error:
         output = render_config_error(str(error), key="models")
-        await _finish(context, config, target, run, output, "undetermined", mode)
+        await _finish(context, config, target, run, output, "undetermined", Cause.CONFIG_ERROR)
         return
 
     content = fingerprint(read.files)
     reactions = context.hub.plugged(REACTIONS)
     held = await reactions.hold(context, target, content)
     if held is not None:
-        await _finish(context, config, target, run, held, "skipped", mode)
+        # Loop prevention saves the model calls; it never passes a blocking gate.
+        await _finish(context, config, target, run, held, "skipped", Cause.HELD)
         return
     inputs = JudgeInputs(
         files=read.files,
@@ -241,16 +251,18 @@ async def _judge_claimed(
     )
     for record in records:
         observe_record(services.metrics, record, mode.value)
-    verdict = combined_verdict(r.final_decision for r in records)
+    left_out = [*gated.selection.left_out, *read.left_out, *unlisted_files(target)]
+    verdict, _ = run_outcome(records, unread=any(item.unread for item in left_out))
     issue_url = await reactions.judged(
         context, Judged(gateway, target, records, verdict, run.url, run.owner)
     )
     queue_line = await judged(context, config, target, verdict.value, content, records)
     details = CheckDetails(
-        left_out=[*gated.selection.left_out, *read.left_out],
+        left_out=left_out,
         disagreement_issue_url=issue_url,
         notes=(*gated.notes, *ci_gate.summary_lines(checks)),
         queue_line=queue_line,
+        on_outage=effective_on_outage(config, services.judge_config.on_outage),
     )
     output = render_check_run(records, mode, details=details)
     await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
@@ -278,7 +290,7 @@ async def _read_and_gate(
         grant = await load_grant(context.storage, target.repository, target.pull_number)
     gated = rules.gate(config, target, mode, grant) if target.commits is not None else None
     if isinstance(gated, rules.FinishEarly):
-        await _finish(context, config, target, run, gated.output, gated.verdict, mode)
+        await _finish(context, config, target, run, gated.output, gated.verdict, gated.cause)
         return None
     selection = gated.selection if gated is not None else select_files(config, changed)
     read = await change_fetch.read_head(gateway, target, config, [f.path for f in selection.files])
@@ -286,14 +298,14 @@ async def _read_and_gate(
         target = replace(target, commits=read.commits or ())
         gated = rules.gate(config, target, mode, grant)
         if isinstance(gated, rules.FinishEarly):
-            await _finish(context, config, target, run, gated.output, gated.verdict, mode)
+            await _finish(context, config, target, run, gated.output, gated.verdict, gated.cause)
             return None
     checks = ci_gate.others(read.ci, context.services.github.app_id)
-    waiting = ci_gate.wait_for_ci(checks, target)
+    waiting = ci_gate.wait_for_ci(checks, target, config.ci.wait_for)
     if waiting is not None:
         await judged(context, config, target, "skipped")
         await run.complete(
-            waiting.output,
+            concluded(waiting.output, Cause.CI_WAIT, mode),
             verdict="skipped",
             target=target,
             mode=mode,
@@ -310,11 +322,33 @@ async def _finish(
     run: RunHandle,
     output: CheckRunOutput,
     verdict: str,
-    mode: Mode,
+    cause: Cause,
 ) -> None:
-    """End the run without a judgment (after telling the merge queue)."""
+    """End the run without a judgment (after telling the merge queue), concluded as its
+    cause is in the repository's mode."""
+    mode = _mode_of(config, context.services)
     await judged(context, config, target, verdict)
+    output = concluded(output, cause, mode)
     await run.complete(output, verdict=verdict, target=target, mode=mode)
+
+
+def _mode_of(config: RepoConfig | None, services: Services) -> Mode:
+    default = services.judge_config.mode
+    return default if config is None else effective_mode(config, default)
+
+
+def unlisted_files(target: Target) -> list[LeftOut]:
+    """The files of a pull request GitHub never listed (it lists at most 3,000): nobody
+    can judge them, so they count as unread."""
+    listed = len(target.changed or ())
+    if target.listed_files is None or target.listed_files <= listed:
+        return []
+    missing = target.listed_files - listed
+    why = (
+        f"{missing:,} more changed files that GitHub does not list (it lists at most "
+        f"{listed:,} files of a pull request), so no judge could read them"
+    )
+    return [LeftOut("…", why, unread=True)]
 
 
 async def judged(

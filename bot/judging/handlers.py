@@ -59,7 +59,11 @@ async def on_pull_request(event: Event, context: Context) -> None:
         log.info("draft pull request: judged when ready", extra=context.log_extra())
         return
     target = target_from_pull_request(event.data, context.installation_id)
-    await judge_target(target, context, owner=context.delivery.delivery_id)
+    # A reopened pull request's head was judged when it was open, by another delivery;
+    # taking it over judges it again (from the verdict cache: no model is asked), so an
+    # accepted head re-enters the merge queue it left when the pull request closed.
+    reopened = event.data.get("action") == "reopened"
+    await judge_target(target, context, owner=context.delivery.delivery_id, take_over=reopened)
 
 
 @router.register("pull_request", action="labeled")
@@ -96,7 +100,11 @@ async def remember_grant(
     actor = Actor.from_user(payload.get("sender"))
     permission, role = ("none", None) if actor.is_bot else await gateway.permission(actor.login)
     grant = LabelGrant(
-        by=actor.login, by_type=actor.type, permission=permission, role_name=role or ""
+        by=actor.login,
+        by_type=actor.type,
+        permission=permission,
+        role_name=role or "",
+        head_sha=target.head_sha,
     )
     await save_grant(storage, target.repository, target.pull_number, grant)
 

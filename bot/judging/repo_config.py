@@ -95,16 +95,16 @@ class LimitsConfig(_Section):
         ge=1,
         le=MAX_MAX_FILES,
         strict=True,
-        description="Most files judged per change; the rest are listed as left out "
-        "(sensitive files are chosen first).",
+        description="Most files one judge request holds; a change with more is judged in "
+        "several requests, all of which must accept (sensitive files are grouped first).",
     )
     max_chars_per_file: int = Field(
         default=DEFAULT_MAX_CHARS_PER_FILE,
         ge=1,
         le=MAX_MAX_CHARS_PER_FILE,
         strict=True,
-        description="Characters of one file sent to a judge; longer files are truncated "
-        "and the truncation is recorded.",
+        description="Longest file judged, in characters: a longer one is judged in part, "
+        "which in blocking mode is not a pass (the run asks for a maintainer).",
     )
 
 
@@ -137,6 +137,18 @@ class TaskConfig(_Section):
     acceptance: str = Field(
         default="",
         description="Acceptance criteria for every change, appended to the change's own.",
+    )
+
+
+class CiConfig(_Section):
+    """Which CI results judging waits for when they end in an infrastructure failure."""
+
+    wait_for: tuple[NonEmpty, ...] = Field(
+        default=(),
+        description="Slugs of CI apps (e.g. github-actions) whose check runs judging waits "
+        "to see rerun after a timeout, cancellation or startup failure, besides the pull "
+        "request's required checks. Any other check or status is shown to the judges as "
+        "it is and never delays them.",
     )
 
 
@@ -241,6 +253,11 @@ class RepoConfig(_Section):
         description="Standing directives and acceptance criteria given to the judges with "
         "every change of this repository.",
     )
+    ci: CiConfig = Field(
+        default=CiConfig(),
+        description="CI that judging waits for after an infrastructure failure: wait_for "
+        "(CI app slugs; the pull request's required checks always count).",
+    )
     merge: MergeConfig = Field(
         default=MergeConfig(),
         description="Merge on approve: enabled, method, label, hold_label, "
@@ -311,10 +328,9 @@ class LeftOut:
 
     path: str
     reason: str
-
-
-def over_limit_reason(max_files: int) -> str:
-    return f"over the limit of {max_files} file{'s' if max_files != 1 else ''} (limits.max_files)"
+    unread: bool = False
+    """A watched file no judge read in full (binary, undecodable, cut, unseen): in
+    blocking mode it keeps the run from passing (bot/judging/conclusion.py)."""
 
 
 NOT_WATCHED = "not in the watched paths"
@@ -333,18 +349,18 @@ class Selection:
 
 
 def select_files(config: RepoConfig, changed: Sequence[ChangedPath]) -> Selection:
-    """Keep watched files that still exist, at most `limits.max_files` of them.
+    """Keep watched files that still exist, every one of them: a watched file left out
+    would be a change nobody judged. (`limits.max_files` is how many files one judge
+    request holds: bot/judging/judge_requests.py splits a larger change.)
 
-    When there are more, sensitive files are chosen first, then the rest in the
-    order given; the chosen files keep the order given. A path listed twice
-    counts once, with its last entry (a caller may concatenate per-commit lists).
-    """
+    A path listed twice counts once, with its last entry (a caller may concatenate
+    per-commit lists)."""
     latest: dict[str, ChangedPath] = {}
     for item in changed:
         latest.pop(item.path, None)
         latest[item.path] = item
     left_out: list[LeftOut] = []
-    candidates: list[ChangedPath] = []
+    files: list[ChangedPath] = []
     for item in latest.values():
         if item.removed:
             left_out.append(LeftOut(item.path, REMOVED))
@@ -353,17 +369,11 @@ def select_files(config: RepoConfig, changed: Sequence[ChangedPath]) -> Selectio
         elif _excluded(config, item.path):
             left_out.append(LeftOut(item.path, EXCLUDED))
         else:
-            candidates.append(item)
-    limit = config.limits.max_files
-    ranked = sorted(candidates, key=lambda f: not is_sensitive(config, f.path))
-    keep = {f.path for f in ranked[:limit]}
-    files = tuple(f for f in candidates if f.path in keep)
-    over = over_limit_reason(limit)
-    left_out.extend(LeftOut(f.path, over) for f in candidates if f.path not in keep)
+            files.append(item)
     return Selection(
-        files=files,
+        files=tuple(files),
         left_out=tuple(left_out),
-        max_files=limit,
+        max_files=config.limits.max_files,
         sensitive=frozenset(f.path for f in files if is_sensitive(config, f.path)),
     )
 

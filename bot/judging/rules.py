@@ -18,11 +18,12 @@ from bot.judge.records import JudgedFile
 from bot.judge.watched_authors import is_listed_author
 from bot.judging.annotations import Annotation
 from bot.judging.check_run import CheckRunOutput
+from bot.judging.conclusion import Cause
 from bot.judging.four_eyes import Actor, AuthorizationFacts, person_decision
 from bot.judging.repo_config import LeftOut, RepoConfig, Selection, author_matches, select_files
 from bot.judging.run_notices import SkipReason, render_nothing_to_judge, render_skipped
 from bot.judging.state import LabelGrant, ShaState
-from bot.judging.target import SKIP_MARKERS, Target, people_of
+from bot.judging.target import SKIP_MARKERS, Target, people_of, vouched_people
 
 # -- who judges a sha -------------------------------------------------------------------------
 
@@ -66,10 +67,26 @@ def push_needs_no_run(config: RepoConfig, target: Target) -> bool:
     """A push with nothing to judge gets no check run at all (its files and commits known)."""
     if target.changed is not None and not select_files(config, target.changed).files:
         return True
-    return bool(
-        config.authors
-        and target.commits is not None
-        and not author_matches(config, people_of(target.commits))
+    return target.commits is not None and not judges_authors(config, target)
+
+
+def judges_authors(config: RepoConfig, target: Target) -> bool:
+    """Whether `authors` lets this change be judged (an empty list judges everyone's).
+
+    The accounts GitHub vouches for (the pull request's author, the pusher) always count;
+    a commit's author and committer lines, which anyone types, may add people to judge
+    but never take the vouched ones away."""
+    people = [*vouched_people(target), *people_of(target.commits or ())]
+    return not config.authors or author_matches(config, people)
+
+
+def marker_allowed(config: RepoConfig, target: Target) -> bool:
+    """Whether `[skip judge]` may skip a blocking gate: every account GitHub vouches for
+    behind the change (pull request author, pusher) is listed in `skip_marker_authors`.
+    A commit's author line is never asked: `git -c user.name=...` writes anything."""
+    vouched = vouched_people(target)
+    return bool(config.skip_marker_authors and vouched) and all(
+        is_listed_author(config.skip_marker_authors, [person]) for person in vouched
     )
 
 
@@ -90,7 +107,8 @@ def bypass_of(target: Target, skip_label: str | None, head_message: str) -> Bypa
 
 def label_refusal(grant: LabelGrant | None, target: Target) -> str | None:
     """Why the skip label may not skip this change in blocking mode, or None when it may:
-    it must have been added by someone who could override the judges (four eyes)."""
+    it must have been added by someone who could override the judges (four eyes), at this
+    head: a grant covers the commit it was given for, not what the author pushes later."""
     if grant is None:
         return "nobody is known to have added it (a maintainer may remove it and add it again)"
     facts = AuthorizationFacts(
@@ -100,7 +118,15 @@ def label_refusal(grant: LabelGrant | None, target: Target) -> str | None:
         commit_logins=tuple(people_of(target.commits or ())),
     )
     decision = person_decision(Actor(grant.by, grant.by_type), facts)
-    return None if decision.allowed else f"@{grant.by} added it, and {decision.reason}"
+    if not decision.allowed:
+        return f"@{grant.by} added it, and {decision.reason}"
+    if grant.head_sha != target.head_sha:
+        at = f" at {grant.head_sha[:7]}" if grant.head_sha else ""
+        return (
+            f"@{grant.by} added it{at}, before this head was pushed (a maintainer may "
+            "remove it and add it again to skip this head)"
+        )
+    return None
 
 
 def honoured_skip(
@@ -125,14 +151,12 @@ def honoured_skip(
             return Bypass("label", by), ()
         notes.append(f"The `{label}` label was not honoured: {refusal}.")
     if head is not None and bypass_of(replace(target, labels=()), None, head.message):
-        listed = bool(config.skip_marker_authors) and is_listed_author(
-            config.skip_marker_authors, head.people
-        )
-        if mode is Mode.ADVISORY or listed:
+        if mode is Mode.ADVISORY or marker_allowed(config, target):
             return Bypass("commit-message", target.head_sha), tuple(notes)
         notes.append(
-            "The `[skip judge]` commit marker was not honoured: in blocking mode only the "
-            "authors listed in `skip_marker_authors` may skip the judge with it."
+            "The `[skip judge]` commit marker was not honoured: in blocking mode only when "
+            "the accounts behind the change (the pull request's author and the pusher) are "
+            "all listed in `skip_marker_authors`."
         )
     return None, tuple(notes)
 
@@ -143,6 +167,7 @@ class FinishEarly:
 
     output: CheckRunOutput
     verdict: str
+    cause: Cause
 
 
 @dataclass(frozen=True)
@@ -161,20 +186,24 @@ def gate(
 
     A skip (label or commit marker, `honoured_skip`) wins; then the `authors` filter; then
     the watched paths. The target's `changed` and `commits` must be known."""
-    commits = target.commits or ()
     bypass, notes = honoured_skip(config, target, mode, grant)
     if bypass is not None:
         if bypass.kind == "label":
             label = config.skip_label or ""
-            return FinishEarly(render_skipped(SkipReason.LABEL, bypass.by, label=label), "skipped")
-        return FinishEarly(render_skipped(SkipReason.COMMIT_MESSAGE, bypass.by), "skipped")
-    if config.authors and not author_matches(config, people_of(commits)):
-        why = "no commit of this change was authored or committed by the configured `authors`"
-        return FinishEarly(render_nothing_to_judge(why), "skipped")
+            output = render_skipped(SkipReason.LABEL, bypass.by, label=label)
+            return FinishEarly(output, "skipped", Cause.SKIP_GRANTED)
+        output = render_skipped(SkipReason.COMMIT_MESSAGE, bypass.by)
+        return FinishEarly(output, "skipped", Cause.SKIP_GRANTED)
+    if not judges_authors(config, target):
+        why = (
+            "nobody behind this change (the pull request's author, the pusher, the commits' "
+            "authors) is among the configured `authors`"
+        )
+        return FinishEarly(render_nothing_to_judge(why), "skipped", Cause.NOTHING_TO_JUDGE)
     selection = select_files(config, target.changed or ())
     if not selection.files:
         output = render_nothing_to_judge("no watched file changed", selection.left_out)
-        return FinishEarly(output, "skipped")
+        return FinishEarly(output, "skipped", Cause.NOTHING_TO_JUDGE)
     return Judge(selection, notes)
 
 
@@ -192,12 +221,14 @@ def prepare_files(
     for path in paths:
         text = texts.get(path)
         if text is None:
-            left_out.append(LeftOut(path, "binary or unreadable"))
+            left_out.append(LeftOut(path, "binary or unreadable", unread=True))
             continue
         if path in truncated_by_github:
-            left_out.append(LeftOut(path, "too large for GitHub to return whole; judged in part"))
+            why = "too large for GitHub to return whole; judged in part"
+            left_out.append(LeftOut(path, why, unread=True))
         if len(text) > max_chars:
-            left_out.append(LeftOut(path, f"cut to the first {max_chars:,} characters"))
+            why = f"cut to the first {max_chars:,} characters (limits.max_chars_per_file)"
+            left_out.append(LeftOut(path, why, unread=True))
             text = text[:max_chars]
         change = by_path.get(path)
         files.append(

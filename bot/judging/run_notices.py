@@ -1,15 +1,21 @@
 """The `judge` check run when there is no verdict to show: a skip, nothing to judge, CI
-that must run again first, a judge that gave up, an invalid repository config. Each is
-neutral, and each goes through the same `finish_output` as a verdict, so it is scrubbed,
+that must run again first, a judge that gave up, an invalid repository config, a loop
+held. Each render is neutral as written; `concluded` then gives it the conclusion of
+its cause in the mode (bot/judging/conclusion.py): in blocking mode only a skip granted
+for this head and "nothing to judge" pass, and every other run says what a maintainer
+can do. Each goes through the same `finish_output` as a verdict, so it is scrubbed,
 escaped and kept within GitHub's limits too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import StrEnum
 
 from bot.gfm import app_line, cell, code, one_line, quote_untrusted, short_sha
+from bot.judge.config import Mode, OnOutage
+from bot.judge.records import Verdict
 from bot.judging.annotations import Annotation, annotation_at
 from bot.judging.check_run import (
     MAX_LISTED_LEFT_OUT,
@@ -18,6 +24,7 @@ from bot.judging.check_run import (
     CheckRunOutput,
     finish_output,
 )
+from bot.judging.conclusion import NEXT_STEP, Cause, run_conclusion
 from bot.judging.repo_config import LeftOut
 
 
@@ -146,3 +153,18 @@ def render_config_error(
             annotations=annotations,
         )
     )
+
+
+def concluded(
+    output: CheckRunOutput, cause: Cause, mode: Mode, on_outage: OnOutage = OnOutage.PASS
+) -> CheckRunOutput:
+    """A run without the judges' verdict, with its cause's conclusion in this mode. One
+    that does not pass says so first, and what a maintainer can do next."""
+    conclusion = run_conclusion(Verdict.UNDETERMINED, mode, cause, on_outage)
+    if conclusion == "neutral":
+        return finish_output(replace(output, conclusion=conclusion))
+    summary = (
+        "**Blocking mode: this is not a pass.** A maintainer can "
+        f"{NEXT_STEP[cause]}.\n\n{output.summary}"
+    )
+    return finish_output(replace(output, conclusion=conclusion, summary=summary))

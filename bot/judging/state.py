@@ -100,6 +100,9 @@ class LabelGrant(BaseModel):
     by_type: str = "User"
     permission: str = "none"
     role_name: str = ""
+    head_sha: str = ""
+    """The head the label was added at: it skips that commit only (rows from before
+    this field read "" and skip nothing in blocking mode)."""
 
 
 def grant_key(repository: str, pull_number: int) -> str:

@@ -42,6 +42,12 @@ class Target:
     body: str = ""
     labels: tuple[str, ...] = ()
     labeled_by: str | None = None
+    sender: str | None = None
+    """The account GitHub says caused the event (a push's pusher, the pull request's
+    opener or the account that pushed to it): unlike a commit's author line, which the
+    author types, GitHub vouches for it."""
+    listed_files: int | None = None
+    """How many files GitHub says the pull request changes (its `changed_files`)."""
     changed: tuple[ChangedPath, ...] | None = None
     commits: tuple[CommitInfo, ...] | None = None
     compare_base: str | None = None
@@ -64,6 +70,8 @@ class Target:
             "task": self.task,
             "pull_number": self.pull_number,
             "pull_author": self.pull_author,
+            "sender": self.sender,
+            "listed_files": self.listed_files,
             "title": self.title,
             "body": self.body,
             "labels": list(self.labels),
@@ -100,6 +108,8 @@ class Target:
             trigger=trigger,
             pull_number=data.get("pull_number"),
             pull_author=data.get("pull_author"),
+            sender=data.get("sender"),
+            listed_files=data.get("listed_files"),
             title=str(data.get("title") or ""),
             body=str(data.get("body") or ""),
             labels=tuple(data.get("labels") or ()),
@@ -123,6 +133,10 @@ def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -
         trigger=f"pull_request.{payload.get('action')}",
         pull_number=int(pull["number"]),
         pull_author=str((pull.get("user") or {}).get("login") or "") or None,
+        sender=_login(payload.get("sender")),
+        listed_files=pull.get("changed_files")
+        if isinstance(pull.get("changed_files"), int)
+        else None,
         title=str(pull.get("title") or ""),
         body=str(pull.get("body") or ""),
         labels=labels,
@@ -160,6 +174,7 @@ def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target
         ),
         task=task_ref(str(repository["full_name"]), sha=after),
         trigger="push",
+        sender=_login(payload.get("sender")),
         title=(commits[-1].message.splitlines() or [""])[0] if commits else "",
         body=commits[-1].message if commits else "",
         changed=changed,
@@ -167,6 +182,17 @@ def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target
         compare_base=None if before == NULL_SHA else before,
         html_url=_web_url(repository),
     )
+
+
+def _login(user: Any) -> str | None:
+    login = user.get("login") if isinstance(user, Mapping) else None
+    return login if isinstance(login, str) and login else None
+
+
+def vouched_people(target: Target) -> list[str]:
+    """The accounts GitHub vouches for behind this change: the pull request's author and
+    the event's sender (for a push, the pusher)."""
+    return list(dict.fromkeys(p for p in (target.pull_author, target.sender) if p))
 
 
 def _web_url(repository: Mapping[str, Any]) -> str | None:

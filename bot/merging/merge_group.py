@@ -107,12 +107,8 @@ def pull_with_head(candidates: Iterable[Mapping[str, Any]], head_sha: str, base:
 
 
 def watched_paths(config: RepoConfig, changed: Sequence[ChangedPath]) -> frozenset[str]:
-    """Paths the judges would read: watched, not excluded, still present. Without the file
-    limit: a file left out over the limit is still a change the judges never read."""
-    unlimited = config.model_copy(
-        update={"limits": config.limits.model_copy(update={"max_files": 10**9})}
-    )
-    return frozenset(f.path for f in select_files(unlimited, changed).files)
+    """Paths the judges would read: watched, not excluded, still present."""
+    return frozenset(f.path for f in select_files(config, changed).files)
 
 
 _UNKNOWN = object()

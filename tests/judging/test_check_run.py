@@ -181,11 +181,13 @@ def test_notes_about_the_run_are_shown_without_html() -> None:
     assert "A note." in empty.summary.split("\n\n")
 
 
-def test_no_records_is_neutral() -> None:
-    out = render_check_run(
-        [], Mode.BLOCKING, details=CheckDetails(left_out=[LeftOut("a.png", "binary")])
-    )
-    assert out.conclusion == "neutral"
+def test_no_records_is_neutral_only_in_advisory_mode() -> None:
+    """Files were owed a judgment and none could be read: not a pass when blocking."""
+    details = CheckDetails(left_out=[LeftOut("a.png", "binary", unread=True)])
+    assert render_check_run([], Mode.ADVISORY, details=details).conclusion == "neutral"
+    out = render_check_run([], Mode.BLOCKING, details=details)
+    assert out.conclusion == "action_required"
+    assert "not judged: files no judge read" in out.summary
     assert "nothing was judged" in out.title
     assert "`a.png` | binary" in out.summary
 

@@ -14,6 +14,7 @@ from bot.judging.ci_gate import (
     ci_event,
     for_judges,
     infra_failure,
+    matters,
     others,
     rerun_finished,
     summary_lines,
@@ -54,7 +55,29 @@ def test_the_apps_own_run_is_not_ci() -> None:
 )
 def test_infrastructure_failures_and_timeouts_make_judging_wait(ci: CiCheck, waits: bool) -> None:
     assert infra_failure(ci) is waits
-    assert (wait_for_ci([ci], TARGET) is not None) is waits
+    required = replace(ci, required=True)
+    assert (wait_for_ci([required], TARGET) is not None) is waits
+
+
+@pytest.mark.parametrize(
+    ("ci", "wait_for", "waits"),
+    [
+        (check("tests", "timed_out", required=True), (), True),
+        (check("tests", "timed_out", required=False), (), False),
+        (check("tests", "timed_out"), (), False),  # a push: nothing is known to be required
+        (check("tests", "cancelled", app_slug="github-actions"), ("GitHub-Actions",), True),
+        (check("tests", "cancelled", app_slug="github-actions"), ("circleci",), False),
+        (check("tests", "cancelled"), ("github-actions",), False),
+        # Anyone with write access can post a status: only a required one holds the judges.
+        (check("deploy", "error", kind="status"), ("github-actions",), False),
+        (check("deploy", "error", kind="status", required=True), (), True),
+    ],
+)
+def test_only_checks_that_matter_hold_the_judges(
+    ci: CiCheck, wait_for: tuple[str, ...], waits: bool
+) -> None:
+    assert matters(ci, wait_for) is waits
+    assert (wait_for_ci([ci], TARGET, wait_for) is not None) is waits
 
 
 def test_a_wait_names_its_checks_and_what_ends_it() -> None:
@@ -62,10 +85,11 @@ def test_a_wait_names_its_checks_and_what_ends_it() -> None:
         [
             check("tests", "timed_out", app_slug="github-actions"),
             check("lint", "success"),
-            check("deploy", "error", kind="status"),
+            check("deploy", "error", kind="status", required=True),
             check("e2e", "cancelled", app_slug="github-actions"),
         ],
         TARGET,
+        ("github-actions",),
     )
     assert waiting is not None
     assert waiting.awaiting == (
@@ -80,7 +104,7 @@ def test_a_wait_names_its_checks_and_what_ends_it() -> None:
 
 
 def test_a_person_asking_for_a_judgment_does_not_wait() -> None:
-    failed = [check("tests", "timed_out")]
+    failed = [check("tests", "timed_out", required=True)]
     assert wait_for_ci(failed, TARGET.rerun("command.rerun")) is None
     assert wait_for_ci(failed, TARGET.rerun("pull_request.unlabeled")) is not None
 

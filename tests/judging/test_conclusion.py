@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import itertools
+import re
+from pathlib import Path
 
 import pytest
 
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.engine.judgment import admission_refused
 from bot.judge.engine.rounds import attempt_refusal
 from bot.judge.records import Tier, Verdict
 from bot.judging.conclusion import (
+    NEXT_STEP,
     REFUSALS,
+    UNDETERMINED_BLOCKING,
     VERDICT_SEVERITY,
     Cause,
     cause_of,
@@ -19,6 +23,7 @@ from bot.judging.conclusion import (
     conclusion_for,
     run_cause,
     run_conclusion,
+    run_outcome,
 )
 from tests.support.verdict_builders import make_record, make_round, make_unjudged
 
@@ -73,42 +78,85 @@ def test_combined_verdict_order_and_empty() -> None:
 
 # --- why a verdict was reached, and the run's conclusion ------------------------------
 
-# Throttle and budget refusals are the only causes that change a conclusion: an author
-# can exhaust them on purpose, so in blocking mode they ask for a maintainer instead of
-# passing. Every other row is `conclusion_for`: an outage (the judges were asked and
-# failed) stays neutral in both modes, the seeds' fail-open rule.
-UNDETERMINED_BY_CAUSE = {
-    (Mode.BLOCKING, Cause.JUDGES): "neutral",
-    (Mode.BLOCKING, Cause.THROTTLED): "action_required",
-    (Mode.BLOCKING, Cause.BUDGET): "action_required",
-    (Mode.BLOCKING, Cause.UNCONFIGURED): "neutral",
-    (Mode.BLOCKING, Cause.FOUR_EYES): "action_required",
-    (Mode.BLOCKING, Cause.MECHANICAL): "neutral",
-    (Mode.ADVISORY, Cause.JUDGES): "neutral",
-    (Mode.ADVISORY, Cause.THROTTLED): "neutral",
-    (Mode.ADVISORY, Cause.BUDGET): "neutral",
-    (Mode.ADVISORY, Cause.UNCONFIGURED): "neutral",
-    (Mode.ADVISORY, Cause.FOUR_EYES): "neutral",
-    (Mode.ADVISORY, Cause.MECHANICAL): "neutral",
+# The whole table, written out by hand (cause x mode x on_outage -> an undetermined
+# run's conclusion). In blocking mode only "nothing owed", a granted skip and (while
+# on_outage is pass) a provider outage pass; everything else asks for a maintainer.
+# A new Cause without a row here fails `test_cause_table_covers_every_cause`.
+_BLOCKING_PASS = {Cause.NOTHING_TO_JUDGE, Cause.SKIP_GRANTED}
+UNDETERMINED_BY_CAUSE: dict[tuple[Mode, Cause, OnOutage], str] = {
+    (Mode.ADVISORY, cause, on_outage): "neutral" for cause in Cause for on_outage in OnOutage
 }
+UNDETERMINED_BY_CAUSE.update(
+    {
+        (Mode.BLOCKING, Cause.JUDGES, OnOutage.PASS): "neutral",
+        (Mode.BLOCKING, Cause.JUDGES, OnOutage.BLOCK): "action_required",
+    }
+)
+for _cause in (
+    Cause.THROTTLED,
+    Cause.BUDGET,
+    Cause.UNCONFIGURED,
+    Cause.FOUR_EYES,
+    Cause.MECHANICAL,
+    Cause.PARTIAL_VIEW,
+    Cause.NOTHING_TO_JUDGE,
+    Cause.SKIP_GRANTED,
+    Cause.CI_WAIT,
+    Cause.HELD,
+    Cause.UNREAD,
+    Cause.CONFIG_ERROR,
+    Cause.GAVE_UP,
+):
+    for _on_outage in OnOutage:
+        UNDETERMINED_BY_CAUSE[(Mode.BLOCKING, _cause, _on_outage)] = (
+            "neutral" if _cause in _BLOCKING_PASS else "action_required"
+        )
 
 
-def test_cause_table_covers_every_mode_and_cause() -> None:
-    assert set(UNDETERMINED_BY_CAUSE) == set(itertools.product(Mode, Cause))
+def test_cause_table_covers_every_cause() -> None:
+    assert set(UNDETERMINED_BY_CAUSE) == set(itertools.product(Mode, Cause, OnOutage))
+    assert set(UNDETERMINED_BLOCKING) == set(Cause)
+    assert set(NEXT_STEP) == set(Cause)
 
 
 @pytest.mark.parametrize(
-    ("verdict", "mode", "cause"), list(itertools.product(Verdict, Mode, Cause))
+    ("verdict", "mode", "cause", "on_outage"),
+    list(itertools.product(Verdict, Mode, Cause, OnOutage)),
 )
-def test_run_conclusion_for_every_verdict_mode_and_cause(
-    verdict: Verdict, mode: Mode, cause: Cause
+def test_run_conclusion_for_every_verdict_mode_cause_and_outage_rule(
+    verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage
 ) -> None:
     expected = (
-        UNDETERMINED_BY_CAUSE[(mode, cause)]
+        UNDETERMINED_BY_CAUSE[(mode, cause, on_outage)]
         if verdict is Verdict.UNDETERMINED
         else CONCLUSIONS[(verdict, mode)]
     )
-    assert run_conclusion(verdict, mode, cause) == expected
+    assert run_conclusion(verdict, mode, cause, on_outage) == expected
+
+
+def test_paths_that_pass_a_blocking_check() -> None:
+    """The measure of the issue: how many (verdict, cause) paths end success or neutral
+    in blocking mode. Before the gate guarantee: accept, and undetermined for the judges,
+    unconfigured and mechanical, plus the flow's skip, nothing-to-judge, CI wait, loop
+    hold, unreadable file, config error and gave-up runs (all neutral): 11. After: 4."""
+    passing = {
+        (verdict, cause)
+        for verdict in Verdict
+        for cause in Cause
+        if run_conclusion(verdict, Mode.BLOCKING, cause) in ("success", "neutral")
+        and (verdict is Verdict.UNDETERMINED or cause is Cause.JUDGES)
+    }
+    assert passing == {
+        (Verdict.ACCEPT, Cause.JUDGES),
+        (Verdict.UNDETERMINED, Cause.JUDGES),
+        (Verdict.UNDETERMINED, Cause.NOTHING_TO_JUDGE),
+        (Verdict.UNDETERMINED, Cause.SKIP_GRANTED),
+    }
+    assert not any(
+        run_conclusion(Verdict.UNDETERMINED, Mode.BLOCKING, cause, OnOutage.BLOCK) == "neutral"
+        for cause in Cause
+        if cause not in _BLOCKING_PASS
+    )
 
 
 def test_a_refusal_never_passes_a_blocking_check() -> None:
@@ -118,7 +166,20 @@ def test_a_refusal_never_passes_a_blocking_check() -> None:
             "neutral",
             "skipped",
         )
-    assert {Cause.THROTTLED, Cause.BUDGET, Cause.FOUR_EYES} == REFUSALS
+    assert set(Cause) - _BLOCKING_PASS - {Cause.JUDGES} == REFUSALS
+
+
+def test_an_unread_file_keeps_the_run_from_an_accept() -> None:
+    accepted = make_record()
+    assert run_outcome([accepted]) == (Verdict.ACCEPT, Cause.JUDGES)
+    assert run_outcome([accepted], unread=True) == (Verdict.UNDETERMINED, Cause.UNREAD)
+    assert run_outcome([], unread=True) == (Verdict.UNDETERMINED, Cause.UNREAD)
+    rejected = make_record(verdict=Verdict.REJECT, final_decision=Verdict.REJECT)
+    assert run_outcome([rejected], unread=True) == (Verdict.REJECT, Cause.JUDGES)
+    # A refusal of the judges' own speaks for itself; an outage does not hide the unread.
+    throttled = make_unjudged(mode="throttled")
+    assert run_outcome([throttled], unread=True) == (Verdict.UNDETERMINED, Cause.THROTTLED)
+    assert run_outcome([make_unjudged()], unread=True) == (Verdict.UNDETERMINED, Cause.UNREAD)
 
 
 @pytest.mark.parametrize(
@@ -179,3 +240,18 @@ def test_run_cause_prefers_a_refusal_among_the_undetermined_groups() -> None:
     rejected = make_record(verdict=Verdict.REJECT, final_decision=Verdict.REJECT)
     assert run_cause([throttled, rejected]) is Cause.JUDGES
     assert run_cause([]) is Cause.JUDGES
+
+
+def test_docs_state_the_same_table() -> None:
+    """docs/judging.md "The gate's guarantee" lists every cause with the code's conclusion."""
+    text = (Path(__file__).parents[2] / "docs" / "judging.md").read_text(encoding="utf-8")
+    section = text.split("## The gate's guarantee", 1)[1].split("What each cause is", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        match = re.match(r"\| `([a-z-]+)`[^|]* \| (\w+) \| (\w+)", line)
+        if match:
+            rows[Cause(match.group(1))] = (match.group(2), match.group(3))
+    assert set(rows) == set(Cause)
+    for cause, (advisory, blocking) in rows.items():
+        assert run_conclusion(Verdict.UNDETERMINED, Mode.ADVISORY, cause) == advisory
+        assert run_conclusion(Verdict.UNDETERMINED, Mode.BLOCKING, cause) == blocking

@@ -304,7 +304,8 @@ ERROR_CASES: list[tuple[str, str, int, str | None, str]] = [
         "mode: advisory\nrubric:\n  '*.py': code\n",
         2,
         "rubric",
-        'unknown key "rubric" (did you mean rubrics?); expected one of: mode, paths, rubrics',
+        'unknown key "rubric" (did you mean rubrics?); expected one of: mode, on_outage, '
+        "paths, rubrics",
     ),
     (
         "duplicate key",

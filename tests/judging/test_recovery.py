@@ -61,7 +61,7 @@ async def test_button_on_a_fork_run_still_knows_the_pull_request_author(bot: Har
     assert any("did not run" in c for c in bot.comments(number))
 
 
-async def test_last_failed_attempt_completes_the_run_neutral(bot: Harness) -> None:
+async def test_last_failed_attempt_completes_the_run(bot: Harness) -> None:
     """A delivery parked as failed never leaves its run in progress."""
     sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
     number = open_pull(bot.fake, sha)
@@ -80,8 +80,11 @@ async def test_last_failed_attempt_completes_the_run_neutral(bot: Harness) -> No
                 break
             await asyncio.sleep(0.02)
     [run] = bot.check_runs(sha=sha)
-    assert (run.status, run.conclusion) == ("completed", "neutral")
+    # Blocking mode: the App's own failure is not a pass (cause gave-up); a maintainer
+    # reruns it.
+    assert (run.status, run.conclusion) == ("completed", "action_required")
     assert "could not finish" in run.output["title"]
+    assert "comment `/judge rerun`" in run.output["summary"]
     bot.fake.errors.clear()  # the injected 422s are not GitHub's documented answers
 
 

@@ -240,6 +240,7 @@ async def test_infrastructure_failure_waits_for_the_rerun_and_judges_once(bot: H
 async def test_a_status_error_waits_and_a_suite_or_status_ends_the_wait(bot: Harness) -> None:
     number = open_pull(bot, {"src/greet.py": AFTER})
     sha = head(bot, number)
+    bot.fake.require_checks(REPO, "main", "ci/build")
     bot.fake.add_status(REPO, sha, "ci/build", "error", description="runner lost")
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     assert bot.llm.requests == []
@@ -256,6 +257,7 @@ async def test_a_status_error_waits_and_a_suite_or_status_ends_the_wait(bot: Har
 async def test_a_rerun_that_fails_the_same_way_keeps_waiting(bot: Harness) -> None:
     number = open_pull(bot, {"src/greet.py": AFTER})
     sha = head(bot, number)
+    bot.fake.require_checks(REPO, "main", "tests", "e2e")
     bot.fake.add_check_run(REPO, sha, "tests", conclusion="cancelled", app_slug=CI_SLUG)
     bot.fake.add_check_run(REPO, sha, "e2e", conclusion="timed_out", app_slug="other-ci")
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))

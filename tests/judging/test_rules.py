@@ -14,10 +14,12 @@ from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (
     ClaimAction,
     FinishEarly,
+    Judge,
     bypass_of,
     claim_action,
     gate,
     honoured_skip,
+    judges_authors,
     prepare_files,
     push_needs_no_run,
     unsent,
@@ -203,20 +205,39 @@ def test_gate_passes_the_selection_on() -> None:
 
 # -- who may skip in blocking mode -------------------------------------------------------------
 
-MAINTAINER = LabelGrant(by="lead", permission="maintain")
+MAINTAINER = LabelGrant(by="lead", permission="maintain", head_sha=SHA)
 
 
 @pytest.mark.parametrize(
     ("grant", "honoured", "why"),
     [
         (MAINTAINER, True, None),
-        (LabelGrant(by="agent", permission="write"), False, "pull request author"),
-        (LabelGrant(by="committer-login", permission="admin"), False, "author or committer"),
-        (LabelGrant(by="visitor", permission="read"), False, "needs write"),
-        (LabelGrant(by="ci[bot]", by_type="Bot", permission="admin"), False, "bots cannot"),
+        (LabelGrant(by="agent", permission="write", head_sha=SHA), False, "pull request author"),
+        (
+            LabelGrant(by="committer-login", permission="admin", head_sha=SHA),
+            False,
+            "author or committer",
+        ),
+        (LabelGrant(by="visitor", permission="read", head_sha=SHA), False, "needs write"),
+        (
+            LabelGrant(by="ci[bot]", by_type="Bot", permission="admin", head_sha=SHA),
+            False,
+            "bots cannot",
+        ),
         (None, False, "nobody is known"),
+        (MAINTAINER.model_copy(update={"head_sha": "b" * 40}), False, "at bbbbbbb, before"),
+        (MAINTAINER.model_copy(update={"head_sha": ""}), False, "before this head"),
     ],
-    ids=["maintainer", "pr author", "commit author", "reader", "bot", "unknown"],
+    ids=[
+        "maintainer",
+        "pr author",
+        "commit author",
+        "reader",
+        "bot",
+        "unknown",
+        "earlier head",
+        "head not known",
+    ],
 )
 def test_skip_label_in_blocking_mode(
     grant: LabelGrant | None, honoured: bool, why: str | None
@@ -236,22 +257,60 @@ def test_skip_label_in_blocking_mode(
 
 
 @pytest.mark.parametrize(
-    ("config_text", "mode", "honoured"),
+    ("config_text", "mode", "vouched", "honoured"),
     [
-        ("", Mode.ADVISORY, True),
-        ("", Mode.BLOCKING, False),
-        ("skip_marker_authors: [someone-else]\n", Mode.BLOCKING, False),
-        ("skip_marker_authors: ['@Agent-Login']\n", Mode.BLOCKING, True),
-        ("skip_marker_authors: [agent@example.com]\n", Mode.BLOCKING, False),
+        ("", Mode.ADVISORY, {}, True),
+        ("", Mode.BLOCKING, {"sender": "agent-login"}, False),
+        ("skip_marker_authors: [someone-else]\n", Mode.BLOCKING, {"sender": "agent-login"}, False),
+        ("skip_marker_authors: ['@Agent-Login']\n", Mode.BLOCKING, {"sender": "agent-login"}, True),
+        ("skip_marker_authors: [agent@example.com]\n", Mode.BLOCKING, {"sender": "x"}, False),
+        # The commit's author line names a listed login, but GitHub says someone else pushed.
+        ("skip_marker_authors: [agent-login]\n", Mode.BLOCKING, {"sender": "intruder"}, False),
+        ("skip_marker_authors: [agent-login]\n", Mode.BLOCKING, {}, False),
+        # A pull request: its author and whoever pushed must both be listed.
+        (
+            "skip_marker_authors: [agent-login]\n",
+            Mode.BLOCKING,
+            {"sender": "agent-login", "pull_author": "bot-author"},
+            False,
+        ),
+        (
+            "skip_marker_authors: [agent-login, lead]\n",
+            Mode.BLOCKING,
+            {"sender": "lead", "pull_author": "agent-login"},
+            True,
+        ),
     ],
 )
-def test_skip_marker_by_mode_and_listed_authors(
-    config_text: str, mode: Mode, honoured: bool
+def test_skip_marker_by_mode_and_vouched_accounts(
+    config_text: str, mode: Mode, vouched: dict[str, str], honoured: bool
 ) -> None:
     head = CommitInfo(SHA, "WIP [skip judge]", "Agent", "agent-login", "Agent", None)
-    bypass, notes = honoured_skip(parse_repo_config(config_text), target(commits=(head,)), mode)
+    pushed = target(commits=(head,), **vouched)
+    bypass, notes = honoured_skip(parse_repo_config(config_text), pushed, mode)
     assert (bypass is not None) is honoured
     assert bool(notes) is not honoured
+
+
+@pytest.mark.parametrize(
+    ("vouched", "commit_author", "judged"),
+    [
+        ({"pull_author": "agent"}, "Jane Doe", True),
+        ({"sender": "agent"}, "Jane Doe", True),
+        ({"sender": "jane"}, "agent", True),  # a commit line may add the agent
+        ({"sender": "jane", "pull_author": "jane"}, "Jane Doe", False),
+    ],
+)
+def test_authors_counts_vouched_accounts_and_commit_lines_only_add(
+    vouched: dict[str, str], commit_author: str, judged: bool
+) -> None:
+    config = parse_repo_config("authors: [agent]\n")
+    head = CommitInfo(SHA, "m", commit_author, None, commit_author, None)
+    changed = (ChangedPath("docs/a.md", "modified"),)
+    pushed = target(commits=(head,), changed=changed, **vouched)
+    assert judges_authors(config, pushed) is judged
+    assert push_needs_no_run(config, pushed) is not judged
+    assert isinstance(gate(config, pushed, Mode.BLOCKING), Judge) is judged
 
 
 def test_every_skip_is_honoured_in_advisory_mode_without_a_grant() -> None:
@@ -263,7 +322,7 @@ def test_every_skip_is_honoured_in_advisory_mode_without_a_grant() -> None:
 def test_a_refused_label_still_lets_a_listed_marker_skip() -> None:
     head = CommitInfo(SHA, "[skip judge]", "Agent", "agent", "Agent", None)
     config = parse_repo_config("skip_marker_authors: [agent]\n")
-    pushed = target(labels=("judge-skip",), commits=(head,))
+    pushed = target(labels=("judge-skip",), commits=(head,), sender="agent")
     bypass, notes = honoured_skip(config, pushed, Mode.BLOCKING, None)
     assert bypass is not None and bypass.kind == "commit-message"
     assert len(notes) == 1

@@ -94,7 +94,10 @@ def pull_request_payload(
     *,
     repo: str = REPO,
     installation_id: int = 1,
+    sender: str | None = None,
 ) -> dict[str, Any]:
+    """`sender` (whoever caused the event) defaults to the pull request's author, who
+    opens it and pushes to it."""
     data: dict[str, Any] = json.loads(example("pull_request", "opened"))
     stored = fake.repo(repo).pulls[number]
     issue = fake.repo(repo).issues[number]
@@ -116,6 +119,7 @@ def pull_request_payload(
     pull["title"] = issue.title
     pull["body"] = issue.body
     pull["user"]["login"] = issue.author
+    data["sender"]["login"] = sender or issue.author
     pull["labels"] = [
         {**(pull["labels"][0] if pull["labels"] else _label_template()), "name": label}
         for label in issue.labels
@@ -148,8 +152,11 @@ def push_payload(
     ref: str = "refs/heads/feature",
     default_branch: str = "main",
     installation_id: int = 1,
+    sender: str | None = None,
 ) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(example("push", "with-installation"))
+    if sender is not None:
+        data["sender"]["login"] = sender
     name = repo.split("/")[1]
     data.update({"ref": ref, "before": before, "after": after, "deleted": False})
     data["installation"] = {"id": installation_id, "node_id": "MDIzOkluc3RhbGxhdGlvbjE="}

@@ -73,10 +73,11 @@ def make_record(**overrides: Any) -> VerdictRecord:
 
 
 def make_unjudged(**overrides: Any) -> VerdictRecord:
-    """A record where no model ran (provider outage): undetermined."""
+    """A record where no model answered (a provider outage: the quick round failed):
+    undetermined."""
     fields: dict[str, Any] = {
         "model": "",
-        "mode": "unconfigured",
+        "mode": "quick",
         "verdict": Verdict.UNDETERMINED,
         "final_decision": Verdict.UNDETERMINED,
         "scores": {},

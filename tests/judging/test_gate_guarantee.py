@@ -1,0 +1,265 @@
+"""The gate's guarantee, tried as a hostile author would, through the real endpoint.
+
+In blocking mode a passing `judge` check (success, or neutral, which GitHub counts as a
+pass) means judged in full and accepted at this head, nothing owed, a skip granted for
+this head, or a provider outage. Each test here is a way an author got a pass before.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.github.client import GitHubApp
+from tests.support.fakes.github_server import FakeGitHub
+from tests.support.fakes.llm_server import FakeOpenAIServer
+from tests.support.flow_helpers import (
+    ACCEPT,
+    GOOD_DOC,
+    QUICK,
+    REPO,
+    Harness,
+    commit_files,
+    harness,
+    open_pull,
+    pull_request_payload,
+    push_payload,
+    scores,
+)
+
+pytestmark = pytest.mark.usefixtures("fake_github")
+
+
+def configure(bot: Harness, text: str) -> None:
+    bot.fake.add_commit(REPO, {".github/judge.yml": text}, message="Configure", branch="main")
+
+
+def judge_run(bot: Harness, sha: str) -> Any:
+    [run] = [r for r in bot.check_runs(sha=sha) if r.name == "judge"]
+    return run
+
+
+async def open_pull_request(
+    bot: Harness, files: dict[str, str | None] | None = None, **commit: str
+) -> tuple[int, str]:
+    sha = commit_files(bot.fake, files or {"docs/notes.md": GOOD_DOC}, **commit)
+    number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    return number, sha
+
+
+# -- 1. CI the author controls does not hold the judges ----------------------------------
+
+
+async def test_an_authors_own_error_status_does_not_hold_the_judges(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
+    # One API call of the author's: an `error` status for a context nobody requires.
+    bot.fake.add_status(REPO, sha, "my/own-context", "error", creator="agent")
+    bot.fake.add_check_run(REPO, sha, "lint", conclusion="cancelled", app_slug="github-actions")
+    number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    run = judge_run(bot, sha)
+    assert len(bot.llm.requests) == 1, "judged, not waiting"
+    assert run.conclusion == "success"
+
+
+async def test_a_required_check_that_timed_out_waits_without_passing(
+    advisory_bot: Harness,
+) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.fake.require_checks(REPO, "main", "tests")
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
+    bot.fake.add_check_run(REPO, sha, "tests", conclusion="timed_out")
+    number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    run = judge_run(bot, sha)
+    assert bot.llm.requests == []
+    assert run.conclusion == "action_required"
+    assert "waiting for CI to rerun" in run.output["title"]
+    assert run.output["summary"].startswith("**Blocking mode: this is not a pass.**")
+    assert "re-run the failed checks" in run.output["summary"]
+
+
+async def test_a_named_ci_app_is_waited_for_and_the_wait_is_neutral_in_advisory_mode(
+    advisory_bot: Harness,
+) -> None:
+    bot = advisory_bot
+    configure(bot, "ci:\n  wait_for: [github-actions]\n")
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
+    bot.fake.add_check_run(REPO, sha, "build", conclusion="cancelled", app_slug="github-actions")
+    number = open_pull(bot.fake, sha)
+    await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+    run = judge_run(bot, sha)
+    assert bot.llm.requests == []
+    assert run.conclusion == "neutral"
+    assert "waiting for CI to rerun (build)" in run.output["title"]
+
+
+# -- 5. a watched file no judge can read ---------------------------------------------------
+
+
+@pytest.mark.parametrize(("mode", "conclusion"), [("blocking", "action_required")])
+async def test_one_nul_byte_is_not_a_pass(
+    advisory_bot: Harness, mode: str, conclusion: str
+) -> None:
+    bot = advisory_bot
+    configure(bot, f"mode: {mode}\n")
+    _, sha = await open_pull_request(bot, {"docs/notes.md": "# Notes\n\x00\nhidden text\n"})
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == conclusion
+    assert "binary or unreadable" in run.output["summary"]
+
+
+async def test_an_unreadable_file_beside_an_accepted_one_is_not_a_pass(
+    advisory_bot: Harness,
+) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    files = {"docs/notes.md": GOOD_DOC, "docs/blob.md": "\x00\x01binary"}
+    _, sha = await open_pull_request(bot, files)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert run.output["title"].startswith("not judged: files no judge read")
+    assert "paths.exclude" in run.output["summary"]
+
+
+async def test_explicitly_excluded_binary_files_need_no_judge(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\npaths:\n  exclude: ['docs/*.bin.md']\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    files = {"docs/notes.md": GOOD_DOC, "docs/image.bin.md": "\x00\x01binary"}
+    _, sha = await open_pull_request(bot, files)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "success"
+
+
+async def test_a_file_over_max_chars_per_file_is_not_a_pass(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nlimits:\n  max_chars_per_file: 300\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    _, sha = await open_pull_request(bot, {"docs/notes.md": GOOD_DOC + "More text.\n" * 60})
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert "limits.max_chars_per_file" in run.output["summary"]
+
+
+async def test_files_github_does_not_list_are_not_a_pass(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC})
+    number = open_pull(bot.fake, sha)
+    payload = pull_request_payload(bot.fake, "opened", number)
+    payload["pull_request"]["changed_files"] = 3_500  # GitHub lists 3,000 at most
+    await bot.send("pull_request", payload)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert "GitHub does not list" in run.output["summary"]
+
+
+# -- 7, 8. identities GitHub vouches for -------------------------------------------------
+
+
+async def test_a_typed_author_line_cannot_use_the_skip_marker(advisory_bot: Harness) -> None:
+    """`git -c user.name=lead commit -m "[skip judge]"`: the author line says lead, but
+    the pull request's author (who pushed) is the agent."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nskip_marker_authors: [lead]\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    _, sha = await open_pull_request(bot, message="Notes [skip judge]", author="lead")
+    [run] = bot.check_runs(sha=sha)
+    assert len(bot.llm.requests) == 1, "judged, not skipped"
+    assert run.conclusion == "success"
+    assert "commit marker was not honoured" in run.output["summary"]
+
+
+async def test_a_listed_pusher_may_skip_a_push_with_the_marker(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nskip_marker_authors: [lead]\n")
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC}, message="Notes [skip judge]")
+    commit = {"id": sha, "message": "Notes [skip judge]", "added": ["docs/notes.md"]}
+    payload = push_payload(REPO, before="0" * 39 + "1", after=sha, commits=[commit], sender="lead")
+    await bot.send("push", payload)
+    [run] = bot.check_runs(sha=sha)
+    assert bot.llm.requests == []
+    assert run.conclusion == "neutral"
+    assert "skip judge" in run.output["title"]
+
+
+async def test_only_judge_the_agent_judges_it_under_a_persons_name(
+    advisory_bot: Harness,
+) -> None:
+    """`authors: [agent]` and the agent commits as "Jane Doe": the pull request's author
+    is the agent, so the change is judged."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nauthors: [agent]\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    _, sha = await open_pull_request(bot, author="Jane Doe")
+    [run] = bot.check_runs(sha=sha)
+    assert len(bot.llm.requests) == 1
+    assert run.conclusion == "success"
+
+
+async def test_a_push_by_the_agent_is_judged_under_a_persons_name(advisory_bot: Harness) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nauthors: [agent]\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    sha = commit_files(bot.fake, {"docs/notes.md": GOOD_DOC}, author="Jane Doe")
+    commit = {"id": sha, "author": "Jane Doe", "added": ["docs/notes.md"]}
+    payload = push_payload(REPO, before="0" * 39 + "1", after=sha, commits=[commit], sender="agent")
+    await bot.send("push", payload)
+    [run] = bot.check_runs(sha=sha)
+    assert len(bot.llm.requests) == 1
+    assert run.conclusion == "success"
+
+
+# -- 10. a skip label counts for the head it was granted at --------------------------------
+
+
+async def test_a_skip_granted_at_one_head_does_not_skip_the_next(advisory_bot: Harness) -> None:
+    from tests.judging.test_skip_authorisation import add_skip_label
+
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    number, first = await open_pull_request(bot)
+    bot.fake.set_permission(REPO, "lead", "maintain")
+    await add_skip_label(bot, number, sender="lead")
+    [skipped] = bot.check_runs(sha=first)
+    assert skipped.conclusion == "neutral" and "skipped" in skipped.output["title"]
+    calls = len(bot.llm.requests)
+    # The author pushes new content; the label is still on the pull request.
+    second = bot.fake.merges.push(REPO, number, {"docs/notes.md": GOOD_DOC + "\nMore.\n"})
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    await bot.send("pull_request", pull_request_payload(bot.fake, "synchronize", number))
+    [run] = bot.check_runs(sha=second)
+    assert len(bot.llm.requests) == calls + 1, "the new head is judged"
+    assert "skipped" not in run.output["title"]
+    assert "before this head was pushed" in run.output["summary"]
+
+
+# -- the repository's config: a mistake there is no pass ---------------------------------
+
+
+async def test_an_invalid_config_in_a_blocking_installation_is_not_a_pass(
+    tmp_path: Path,
+    github_keypair: Any,
+    fake_github: FakeGitHub,
+    github_app: GitHubApp,
+    fake_llm: FakeOpenAIServer,
+) -> None:
+    async with harness(
+        tmp_path, github_keypair.private_pem, fake_github, github_app, fake_llm, mode="blocking"
+    ) as bot:
+        configure(bot, "mode: [oops\n")
+        _, sha = await open_pull_request(bot)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert "fix `.github/judge.yml`" in run.output["summary"]
