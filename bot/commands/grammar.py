@@ -2,7 +2,7 @@
 
 Grammar (one command per comment; the first `/judge` line wins):
 
-    /judge override accept|reject|cancel
+    /judge override accept|reject|cancel [<sha>]
     /judge rerun [deep]
     /judge help
 
@@ -12,7 +12,9 @@ hiding a command never runs it: lines inside fenced code blocks, quoted (`>`) li
 and the lazy continuation lines GitHub draws inside the quote, lines inside HTML
 comments (`<!-- ... -->`, across lines too) and lines indented as code (four spaces or
 a tab) are ignored (`bot.judge.checks.markdown.shown_lines` decides what is shown). Any other
-`/judge ...` line is an `invalid` command, answered with help.
+`/judge ...` line is an `invalid` command, answered with help. An override's optional
+`<sha>` (7 to 40 hex digits, a prefix of the head commit) pins the commit it decides
+(`bot.commands.meant_head`).
 Who may run what is `bot.commands.policy`; what a command then does is `bot.commands.plan`.
 """
 
@@ -37,12 +39,17 @@ _OVERRIDE_ACTIONS: dict[str, OverrideAction] = {
     "cancel": "cancel",
 }
 _COMMAND = re.compile(r"^ {0,3}/judge(?:\s+(?P<rest>.*))?$", re.IGNORECASE)
+# Seven hex digits is the short sha GitHub shows; fewer could name several commits.
+_SHA = re.compile(r"[0-9a-f]{7,40}")
+_OVERRIDE_USAGE = "override needs exactly one of accept, reject, cancel"
 
 
 @dataclass(frozen=True)
 class Command:
     kind: CommandKind
     action: OverrideAction | None = None
+    sha: str | None = None
+    """An override's pinned commit: a lowercase prefix of the head sha it decides."""
     deep: bool = False
     raw: str = ""
     problem: str | None = None
@@ -68,13 +75,21 @@ def _parse_words(words: list[str], raw: str) -> Command:
             return Command("rerun", deep=True, raw=raw)
         return Command("invalid", raw=raw, problem="rerun takes only an optional `deep`")
     if head == "override":
-        if len(args) == 1 and args[0] in _OVERRIDE_ACTIONS:
-            return Command("override", action=_OVERRIDE_ACTIONS[args[0]], raw=raw)
-        return Command(
-            "invalid", raw=raw, problem="override needs exactly one of accept, reject, cancel"
-        )
+        return _parse_override(args, raw)
     # The problem is shown as prose in the reply: the commenter's word is escaped.
     return Command("invalid", raw=raw, problem=f"unknown subcommand '{cell(head, 30)}'")
+
+
+def _parse_override(args: list[str], raw: str) -> Command:
+    if not args or len(args) > 2 or args[0] not in _OVERRIDE_ACTIONS:
+        return Command("invalid", raw=raw, problem=_OVERRIDE_USAGE)
+    action = _OVERRIDE_ACTIONS[args[0]]
+    if len(args) == 1:
+        return Command("override", action=action, raw=raw)
+    if _SHA.fullmatch(args[1]) is None:
+        problem = f"{_OVERRIDE_USAGE}, then optionally the head's sha (7 to 40 hex digits)"
+        return Command("invalid", raw=raw, problem=problem)
+    return Command("override", action=action, sha=args[1], raw=raw)
 
 
 def parse_command(body: str) -> Command | None:

@@ -3,6 +3,9 @@
     issue_comment created (on a pull request, or on its disagreement issue)
     check_run requested_action ("Re-judge (deep)", "Accept (override)")
         parse -> find the judged head sha -> permission from GitHub -> authorize (pure)
+        an override comment decides only the head it was written about (pinned, or
+            written after judge-bot first saw the head: `meant_head`); otherwise a reply
+            names the current head and nothing changes
         override accept|reject: the check run shows the human decision, an audit record
             with human_override=true is appended, the disagreement issue is closed; the
             outcome reaches the merge queue (an accept approves the head)
@@ -25,6 +28,7 @@ from gidgethub.sansio import Event
 
 from bot.commands import plan
 from bot.commands.grammar import Command, command_for_action, parse_command
+from bot.commands.meant_head import FromComment, FromRun, Origin, written_at
 from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
@@ -84,6 +88,7 @@ async def on_comment(event: Event, context: Context) -> None:
         pull_number=pull_number,
         head_sha=fallback_sha,
         reply_to=int(issue["number"]),
+        origin=FromComment(written_at(comment)),
     )
 
 
@@ -145,6 +150,7 @@ async def act_on_sha(
         pull_number=pull_number,
         head_sha=head_sha,
         reply_to=pull_number,
+        origin=FromRun(),
     )
 
 
@@ -158,9 +164,11 @@ async def execute(
     pull_number: int | None,
     head_sha: str | None,
     reply_to: int | None,
+    origin: Origin,
 ) -> None:
     """Authorise and carry out a command. `head_sha` pins the commit (a checks-UI request is
-    about its run's commit); without it the pull request's current head is meant."""
+    about its run's commit); without it the pull request's current head is meant, and an
+    override comment must have been written about that head (`origin`)."""
     assert context.installation_id is not None
     answer = plan.answer_without_facts(command)
     if answer is not None:
@@ -195,6 +203,7 @@ async def execute(
         repository=repository,
         installation_id=context.installation_id,
         permission=permission,
+        origin=origin,
         role_name=role or "",
     )
     await carry_out(plan.plan_command(command, actor, facts), command, actor, context, replies)

@@ -2,6 +2,8 @@
 
     locate(command, actor, pinned_sha, pull_head)  the sha the command is about, or a reply
     plan_command(command, actor, facts)            Refusal | Reply | Rerun | ApplyOverride
+                                                   (an override only for the head it meant:
+                                                   `bot.commands.meant_head`)
     plan_override(command, actor, state, now)      the audit record, the run's new output,
                                                    the sha's new state and the reply
 
@@ -17,9 +19,15 @@ from datetime import datetime
 from typing import Any
 
 from bot.commands.grammar import Command
+from bot.commands.meant_head import Origin, head_mismatch
 from bot.commands.outcome import override_outcome
 from bot.commands.policy import authorize
-from bot.commands.replies import render_help, render_override_reply, render_refusal
+from bot.commands.replies import (
+    render_head_refusal,
+    render_help,
+    render_override_reply,
+    render_refusal,
+)
 from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
 from bot.judge.engine.judgment import record_go_no_go
@@ -66,6 +74,8 @@ class CommandFacts:
     repository: Mapping[str, Any]
     installation_id: int
     permission: str
+    origin: Origin
+    """A comment (with when it was written) or a check run's button."""
     role_name: str = ""
 
 
@@ -124,6 +134,15 @@ def plan_command(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
         return Rerun(target.rerun("command.rerun", force_deep=command.deep))
     if facts.state is None or not facts.state.judged:
         return Reply(f"@{actor.login}, there is no judged verdict for `{short}` to override yet.")
+    mismatch = head_mismatch(
+        command,
+        head_sha=facts.head_sha,
+        first_seen_at=facts.state.first_seen_at,
+        origin=facts.origin,
+    )
+    if mismatch is not None:
+        text = render_head_refusal(mismatch, command, actor, facts.head_sha)
+        return Refusal(mismatch.value, text)
     return ApplyOverride(facts.state)
 
 

@@ -6,6 +6,7 @@ Every reply goes through `gfm.finish` (secrets scrubbed, GitHub's length limit k
 from __future__ import annotations
 
 from bot.commands.grammar import RAW_LIMIT, Command
+from bot.commands.meant_head import Mismatch
 from bot.commands.outcome import OverrideOutcome
 from bot.gfm import COMMENT_LIMIT, code, finish, one_line
 from bot.judge.config import Mode
@@ -20,6 +21,9 @@ _HELP = """\
 - `/judge override accept`: accept the change despite the judges' verdict
 - `/judge override reject`: reject the change despite the judges' verdict
 - `/judge override cancel`: drop a previous override and restore the judges' verdict
+- `/judge override accept 1a2b3c4` (or reject, cancel): the override, pinned to the head
+  commit by 7 or more characters of its sha; without a sha an override counts only for a
+  head judge-bot had already seen when the comment was written
 - `/judge rerun`: judge the head commit again (`/judge rerun deep` starts at the deep judge)
 - `/judge help`: show this message
 
@@ -42,6 +46,37 @@ def render_refusal(decision: Authorization, command: Command, actor: Actor) -> s
     who = f"@{one_line(actor.login, 39)}"
     return finish(
         f"{who}, I did not run {code(command.raw or command.kind, RAW_LIMIT)}: {decision.reason}.",
+        COMMENT_LIMIT,
+    )
+
+
+_HEAD_REASONS = {
+    Mismatch.PINNED_OTHER: "it names {pin}, but the head is now {head}",
+    Mismatch.WRITTEN_BEFORE: (
+        "it was written before judge-bot first saw {head}, the current head, so it may "
+        "have been about an earlier commit"
+    ),
+    Mismatch.FIRST_SEEN_UNKNOWN: (
+        "judge-bot cannot tell whether it was written after {head}, the current head, was pushed"
+    ),
+    Mismatch.WRITTEN_UNKNOWN: (
+        "GitHub sent no creation time for the comment, so it may have been about a commit "
+        "before {head}, the current head"
+    ),
+}
+
+
+def render_head_refusal(mismatch: Mismatch, command: Command, actor: Actor, head_sha: str) -> str:
+    """Why an override comment did not decide the current head, and how to go on: the
+    command again, pinned to the head's short sha (in a code span mid-line, so the bot
+    never reads its own reply as a command)."""
+    who = f"@{one_line(actor.login, 39)}"
+    head = code(head_sha[:7])
+    reason = _HEAD_REASONS[mismatch].format(pin=code(command.sha or "-", 40), head=head)
+    again = code(f"/judge override {command.action} {head_sha[:7]}")
+    return finish(
+        f"{who}, I did not run {code(command.raw or command.kind, RAW_LIMIT)}: {reason}; "
+        f"nothing was changed. To decide {head}, comment {again}.",
         COMMENT_LIMIT,
     )
 

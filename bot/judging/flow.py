@@ -59,7 +59,12 @@ from bot.judging.check_run import CheckDetails, CheckRunOutput, render_check_run
 from bot.judging.conclusion import Cause, run_outcome
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
-from bot.judging.judge_requests import JudgeInputs, directives_for, judge_requests
+from bot.judging.judge_requests import (
+    JudgeInputs,
+    directives_for,
+    judge_requests,
+    window_budget,
+)
 from bot.judging.reactions import REACTIONS, Concluded, Judged
 from bot.judging.repo_config import (
     LeftOut,
@@ -390,5 +395,8 @@ async def judge_groups(
     inputs: JudgeInputs,
     research: ResearchRules,
 ) -> list[VerdictRecord]:
-    requests = judge_requests(target, config, inputs, research)
+    # Every request fits what the deepest judge reads whole: a long file is judged in
+    # windows and a large change in batches, all of which must accept.
+    window = window_budget(engine.config)
+    requests = judge_requests(target, config, inputs, research, window_chars=window)
     return list(await asyncio.gather(*(engine.judge(request) for request in requests)))

@@ -44,7 +44,21 @@ def test_parse_valid_commands(body: str, expected: Command) -> None:
         ("/judge please", "unknown subcommand 'please'"),
         ("/judge override", "override needs exactly one of accept, reject, cancel"),
         ("/judge override maybe", "override needs exactly one of accept, reject, cancel"),
-        ("/judge override accept now", "override needs exactly one of accept, reject, cancel"),
+        (
+            "/judge override accept now",
+            "override needs exactly one of accept, reject, cancel, "
+            "then optionally the head's sha (7 to 40 hex digits)",
+        ),
+        (
+            "/judge override accept 1a2b3c",
+            "override needs exactly one of accept, reject, cancel, "
+            "then optionally the head's sha (7 to 40 hex digits)",
+        ),
+        (
+            "/judge override accept 1a2b3c4 now",
+            "override needs exactly one of accept, reject, cancel",
+        ),
+        ("/judge override 1a2b3c4", "override needs exactly one of accept, reject, cancel"),
         ("/judge rerun quick", "rerun takes only an optional `deep`"),
         ("/judge help me", "help takes no arguments"),
     ],
@@ -174,3 +188,25 @@ def test_an_unknown_word_is_quoted_safely_in_the_problem() -> None:
     command = parse_command("/judge <img\u202esrc=x>@octocat")
     assert command is not None and command.problem is not None
     assert command.problem == "unknown subcommand '&lt;img\\\\u202esrc=x&gt;@\u200boctocat'"
+
+
+@pytest.mark.parametrize(
+    ("body", "action", "sha"),
+    [
+        ("/judge override accept 1a2b3c4", "accept", "1a2b3c4"),
+        ("/judge override reject 1A2B3C4D", "reject", "1a2b3c4d"),
+        ("/judge override cancel " + "0" * 40, "cancel", "0" * 40),
+        ("/judge override accept", "accept", None),
+    ],
+)
+def test_an_override_may_pin_the_head(body: str, action: str, sha: str | None) -> None:
+    """7 to 40 hex digits of the head commit, kept lowercase as GitHub writes shas."""
+    command = parse_command(body)
+    assert command is not None
+    assert (command.kind, command.action, command.sha) == ("override", action, sha)
+
+
+@pytest.mark.parametrize("word", ["1a2b3c", "0" * 41, "1a2b3cz", "HEAD"])
+def test_a_pin_that_is_no_sha_is_invalid(word: str) -> None:
+    command = parse_command(f"/judge override accept {word}")
+    assert command is not None and command.kind == "invalid"

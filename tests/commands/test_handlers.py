@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.commands.written import comment_now
 from tests.support.flow_helpers import (
     ACCEPT,
     DEEP,
@@ -14,7 +15,6 @@ from tests.support.flow_helpers import (
     REPO,
     Harness,
     click,
-    comment_payload,
     commit_files,
     open_pull,
     pull_request_payload,
@@ -59,7 +59,7 @@ async def test_override_authorisation_matrix(
         bot.fake.set_permission(REPO, login, permission)
     await bot.send(
         "issue_comment",
-        comment_payload(REPO, number, "/judge override accept", login, user_type=user_type),
+        comment_now(REPO, number, "/judge override accept", login, user_type=user_type),
     )
     [run] = bot.check_runs(sha=sha)
     replies = bot.comments(number)
@@ -85,9 +85,7 @@ async def test_commit_author_cannot_override_even_with_write(bot: Harness) -> No
     number = open_pull(bot.fake, sha, author="someone-else")
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     bot.fake.set_permission(REPO, "coder", "write")
-    await bot.send(
-        "issue_comment", comment_payload(REPO, number, "/judge override accept", "coder")
-    )
+    await bot.send("issue_comment", comment_now(REPO, number, "/judge override accept", "coder"))
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
 
@@ -99,12 +97,12 @@ async def test_override_reject_then_cancel_restores_the_judges(bot: Harness) -> 
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     bot.fake.set_permission(REPO, "maintainer", "maintain")
     await bot.send(
-        "issue_comment", comment_payload(REPO, number, "/judge override reject", "maintainer")
+        "issue_comment", comment_now(REPO, number, "/judge override reject", "maintainer")
     )
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
     await bot.send(
-        "issue_comment", comment_payload(REPO, number, "/judge override cancel", "maintainer")
+        "issue_comment", comment_now(REPO, number, "/judge override cancel", "maintainer")
     )
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "success"
@@ -116,7 +114,7 @@ async def test_override_applies_to_the_head_sha_only(bot: Harness) -> None:
     number, sha = await rejected_by_judges(bot)
     bot.fake.set_permission(REPO, "maintainer", "write")
     await bot.send(
-        "issue_comment", comment_payload(REPO, number, "/judge override accept", "maintainer")
+        "issue_comment", comment_now(REPO, number, "/judge override accept", "maintainer")
     )
     bot.llm.script(QUICK, scores(*REJECT))
     bot.llm.script(DEEP, scores(*REJECT))
@@ -139,7 +137,7 @@ async def test_override_closes_the_disagreement_issue(bot: Harness) -> None:
     # The command works on the disagreement issue itself, too.
     await bot.send(
         "issue_comment",
-        comment_payload(REPO, issue.number, "/judge override accept", "maintainer", on_pull=False),
+        comment_now(REPO, issue.number, "/judge override accept", "maintainer", on_pull=False),
     )
     assert bot.fake.repo(REPO).issues[issue.number].state == "closed"
     [run] = bot.check_runs(sha=sha)
@@ -151,7 +149,7 @@ async def test_rerun_command_rejudges_bypassing_the_cache(bot: Harness) -> None:
     calls = len(bot.llm.requests)
     bot.llm.script(QUICK, scores(*ACCEPT))
     bot.fake.set_permission(REPO, "maintainer", "write")
-    await bot.send("issue_comment", comment_payload(REPO, number, "/judge rerun", "maintainer"))
+    await bot.send("issue_comment", comment_now(REPO, number, "/judge rerun", "maintainer"))
     assert len(bot.llm.requests) == calls + 1
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "success"
@@ -159,8 +157,8 @@ async def test_rerun_command_rejudges_bypassing_the_cache(bot: Harness) -> None:
 
 async def test_help_and_unknown_commands_get_help(bot: Harness) -> None:
     number, _ = await rejected_by_judges(bot)
-    await bot.send("issue_comment", comment_payload(REPO, number, "/judge help", "anyone"))
-    await bot.send("issue_comment", comment_payload(REPO, number, "/judge frobnicate", "anyone"))
+    await bot.send("issue_comment", comment_now(REPO, number, "/judge help", "anyone"))
+    await bot.send("issue_comment", comment_now(REPO, number, "/judge frobnicate", "anyone"))
     replies = bot.comments(number)
     assert len(replies) == 2
     assert all("/judge override accept" in reply for reply in replies)
@@ -172,9 +170,9 @@ async def test_edited_comments_and_plain_comments_are_ignored(bot: Harness) -> N
     bot.fake.set_permission(REPO, "maintainer", "write")
     await bot.send(
         "issue_comment",
-        comment_payload(REPO, number, "/judge override accept", "maintainer", action="edited"),
+        comment_now(REPO, number, "/judge override accept", "maintainer", action="edited"),
     )
-    await bot.send("issue_comment", comment_payload(REPO, number, "looks good to me", "maintainer"))
+    await bot.send("issue_comment", comment_now(REPO, number, "looks good to me", "maintainer"))
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
     assert bot.comments(number) == []

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.flow_helpers import REPO, Harness, comment_payload, rejected_pull
+from tests.commands.written import comment_now
+from tests.support.flow_helpers import REPO, Harness, rejected_pull
 
 MAINTAINER = "maintainer"
 
@@ -31,7 +32,7 @@ HIDDEN = {
 async def test_hidden_override_is_not_obeyed(bot: Harness, body: str) -> None:
     number, sha = await rejected_pull(bot, author="agent", committer="agent")
     bot.fake.set_permission(REPO, MAINTAINER, "write")
-    await bot.send("issue_comment", comment_payload(REPO, number, body, MAINTAINER))
+    await bot.send("issue_comment", comment_now(REPO, number, body, MAINTAINER))
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
     assert "override" not in run.output["title"]
@@ -46,7 +47,7 @@ async def test_a_visible_command_after_a_comment_still_runs(bot: Harness) -> Non
     body = (
         "<!-- pasted template: /judge rerun -->\n> The judges are wrong\n\n/judge override accept"
     )
-    await bot.send("issue_comment", comment_payload(REPO, number, body, MAINTAINER))
+    await bot.send("issue_comment", comment_now(REPO, number, body, MAINTAINER))
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "success"
     assert "override" in run.output["title"]

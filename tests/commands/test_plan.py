@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from bot.commands.grammar import Command
+from bot.commands.meant_head import FromComment
 from bot.commands.plan import (
     ApplyOverride,
     CommandFacts,
@@ -59,6 +61,7 @@ def judged_state(**overrides: Any) -> ShaState:
         "mode": Mode.BLOCKING,
         "commit_people": ("agent-bot-name",),
         "records": (make_record(),),
+        "first_seen_at": WHEN,
     }
     return ShaState(**{**fields, **overrides})
 
@@ -75,6 +78,7 @@ def facts(state: ShaState | None, permission: str = "write", **more: Any) -> Com
         "repository": REPO,
         "installation_id": 7,
         "permission": permission,
+        "origin": FromComment(WHEN + timedelta(minutes=1)),
     }
     return CommandFacts(**{**fields, **more})
 

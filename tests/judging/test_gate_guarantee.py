@@ -7,6 +7,7 @@ this head, or a provider outage. Each test here is a way an author got a pass be
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.flow_helpers import (
     ACCEPT,
+    DEEP,
     GOOD_DOC,
     QUICK,
+    REJECT,
     REPO,
     Harness,
     commit_files,
@@ -42,9 +45,9 @@ def judge_run(bot: Harness, sha: str) -> Any:
 
 
 async def open_pull_request(
-    bot: Harness, files: dict[str, str | None] | None = None, **commit: str
+    bot: Harness, files: Mapping[str, str | None] | None = None, **commit: str
 ) -> tuple[int, str]:
-    sha = commit_files(bot.fake, files or {"docs/notes.md": GOOD_DOC}, **commit)
+    sha = commit_files(bot.fake, dict(files or {"docs/notes.md": GOOD_DOC}), **commit)
     number = open_pull(bot.fake, sha)
     await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
     return number, sha
@@ -263,3 +266,34 @@ async def test_an_invalid_config_in_a_blocking_installation_is_not_a_pass(
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "action_required"
     assert "fix `.github/judge.yml`" in run.output["summary"]
+
+
+# -- 4. files beyond limits.max_files are judged in further requests ----------------------
+
+
+async def test_files_beyond_max_files_are_judged_in_further_requests(
+    advisory_bot: Harness,
+) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nlimits:\n  max_files: 2\n")
+    bot.llm.default = scores(*ACCEPT)
+    files = {f"docs/note{n}.md": GOOD_DOC + f"\nPart {n}.\n" for n in range(5)}
+    _, sha = await open_pull_request(bot, dict(files))
+    [run] = bot.check_runs(sha=sha)
+    assert len(bot.llm.requests) == 3, "2 + 2 + 1 files, one request each"
+    assert run.conclusion == "success"
+    assert "over the limit" not in run.output["summary"]
+    judged = {path for request in bot.llm.requests for path in files if path in request.user_text}
+    assert judged == set(files)
+
+
+async def test_one_rejected_batch_fails_the_change(advisory_bot: Harness) -> None:
+    """The file past the limit, whose content the judges reject, was once never read."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\nlimits:\n  max_files: 1\n")
+    bot.llm.script(QUICK, scores(*ACCEPT), scores(*REJECT))
+    bot.llm.script(DEEP, scores(*REJECT))
+    files = {"docs/a.md": GOOD_DOC, "docs/b.md": "# B\n\nthin\n"}
+    _, sha = await open_pull_request(bot, files)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "failure"

@@ -210,6 +210,27 @@ async def test_same_content_within_the_cooldown_is_not_judged_again(make_bot: An
         assert model_calls(bot) > calls
 
 
+async def test_a_held_loop_is_not_a_pass_in_blocking_mode(make_bot: Any) -> None:
+    """Re-pushing rejected content within the cooldown saves the model calls; in blocking
+    mode the held run asks for a maintainer instead of passing the required check."""
+    async with make_bot(
+        non_approve_circuit_breaker_retries=0,
+        doom_loop_circuit_breaker_retries=0,
+        awaiting_retry_cooldown_ms=600_000,
+    ) as bot:
+        bot.fake.add_commit(
+            REPO, {".github/judge.yml": "mode: blocking\n"}, message="Configure", branch="main"
+        )
+        number, _ = await rejected_pull(bot)
+        calls = model_calls(bot)
+        same = await push(bot, number, "# Notes\n\nthin\n")
+        [run] = bot.check_runs(sha=same)
+        assert run.conclusion == "action_required"
+        assert "cooling down" in run.output["title"]
+        assert "comment `/judge rerun` to judge it anyway" in run.output["summary"]
+        assert model_calls(bot) == calls
+
+
 async def test_without_requeue_a_push_after_a_reject_waits_for_a_person(make_bot: Any) -> None:
     async with make_bot(requeue_on_non_approve=False, awaiting_retry_cooldown_ms=0) as bot:
         number, _ = await rejected_pull(bot)

@@ -336,6 +336,27 @@ async def test_closing_takes_it_out_and_merging_off_queues_nothing(make_bot: Any
         await until_status(bot, number, MergeStatus.DROPPED)
 
 
+async def test_reopening_at_an_accepted_head_queues_it_again(make_bot: Any) -> None:
+    """Closed while queued, reopened at the same head: the head was judged by another
+    delivery, and the queue takes it again without asking a model."""
+    async with make_bot(**SLOW_TIMER) as bot:
+        number, sha = commit_and_open(bot, branch="reopened")
+        pull_of(bot, number).checks_pending = True
+        bot.llm.script(QUICK, scores(*ACCEPT))
+        await bot.send("pull_request", pull_request_payload(bot.fake, "opened", number))
+        await until_status(bot, number, MergeStatus.PENDING)
+        bot.fake.repo(REPO).issues[number].state = "closed"
+        await bot.send("pull_request", pr_event(bot.fake, "closed", number))
+        await until_status(bot, number, MergeStatus.DROPPED)
+        calls = len(bot.llm.requests)
+        bot.fake.repo(REPO).issues[number].state = "open"
+        await bot.send("pull_request", pr_event(bot.fake, "reopened", number))
+        await until_status(bot, number, MergeStatus.PENDING)
+        assert len(bot.llm.requests) == calls, "the verdict came from the cache"
+        [run] = bot.check_runs(sha=sha)
+        assert run.conclusion == "success"
+
+
 def commit_and_open(bot: Harness, *, branch: str = "feature", **pull: Any) -> tuple[int, str]:
     text = f"# Notes on {branch}\n\nSourced.\n"
     sha = commit_files(bot.fake, {"docs/notes.md": text}, branch=branch)

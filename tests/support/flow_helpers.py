@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -223,6 +224,11 @@ def comment_payload(
     else:
         data["issue"].pop("pull_request", None)
     data["comment"]["body"] = body
+    # Written now, as GitHub stamps it (whole seconds, rounded up so it is not before a
+    # head judge-bot first saw earlier in this second): overrides act only on a head seen
+    # before the comment was written (bot.commands.meant_head).
+    written = (datetime.now(UTC) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    data["comment"]["created_at"] = data["comment"]["updated_at"] = written
     data["comment"]["user"]["login"] = login
     data["comment"]["user"]["type"] = user_type
     if action == "edited":
