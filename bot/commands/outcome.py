@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.grammar import Command
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict
 from bot.judging.conclusion import Cause, conclusion_for, run_conclusion
 
@@ -20,7 +20,11 @@ class OverrideOutcome:
 
 
 def override_outcome(
-    command: Command, judged_verdict: Verdict, mode: Mode, cause: Cause = Cause.JUDGES
+    command: Command,
+    judged_verdict: Verdict,
+    mode: Mode,
+    cause: Cause = Cause.JUDGES,
+    on_outage: OnOutage = OnOutage.PASS,
 ) -> OverrideOutcome:
     """Accept and reject replace the judges' verdict (the conclusion still follows the
     mode: a human reject fails only in blocking mode); cancel restores it, with the
@@ -28,6 +32,7 @@ def override_outcome(
     if command.kind != "override" or command.action is None:
         raise ValueError("override_outcome needs an override command")
     if command.action == "cancel":
-        return OverrideOutcome(judged_verdict, run_conclusion(judged_verdict, mode, cause), None)
+        conclusion = run_conclusion(judged_verdict, mode, cause, on_outage)
+        return OverrideOutcome(judged_verdict, conclusion, None)
     verdict = Verdict.ACCEPT if command.action == "accept" else Verdict.REJECT
     return OverrideOutcome(verdict, conclusion_for(verdict, mode), True)

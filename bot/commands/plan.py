@@ -32,9 +32,15 @@ from bot.disagreement.issue import CloseReason, render_close_comment
 from bot.judge.config import Mode
 from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import Verdict, VerdictRecord
-from bot.judging.check_run import CheckRunOutput, render_check_run, render_override
-from bot.judging.conclusion import run_cause
+from bot.judging.check_run import (
+    CheckDetails,
+    CheckRunOutput,
+    render_check_run,
+    render_override,
+)
+from bot.judging.conclusion import run_outcome
 from bot.judging.four_eyes import Actor, AuthorizationFacts
+from bot.judging.repo_config import LeftOut
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
 from bot.judging.target import Target, target_from_pull_request
@@ -168,12 +174,20 @@ class OverridePlan:
     reply: str
 
 
+def judged_details(state: ShaState) -> CheckDetails:
+    """What the judges' run said besides its records, so a cancelled override shows it
+    as it was: the files no judge read, and the outage rule."""
+    unread = [LeftOut(path, reason, unread=True) for path, reason in state.unread]
+    return CheckDetails(left_out=unread, on_outage=state.on_outage)
+
+
 def plan_override(command: Command, actor: Actor, state: ShaState, now: datetime) -> OverridePlan:
     """Accept or reject replaces the judges' verdict on the run and closes the task's
     disagreement issue; cancel brings the judges' verdict back. Either is audited."""
     judged = Verdict(str(state.verdict))
     mode = state.mode or Mode.ADVISORY
-    outcome = override_outcome(command, judged, mode, run_cause(state.records))
+    _, cause = run_outcome(state.records, unread=bool(state.unread))
+    outcome = override_outcome(command, judged, mode, cause, state.on_outage)
     target = state.judged_target("command.override")
     assert target is not None, "an overridable state always carries its target"
     record = override_record(state.records[-1], outcome.final_verdict, actor.login, command, now)
@@ -181,7 +195,7 @@ def plan_override(command: Command, actor: Actor, state: ShaState, now: datetime
     if command.action == "cancel":
         return OverridePlan(
             record=record,
-            output=render_check_run(state.records, mode),
+            output=render_check_run(state.records, mode, details=judged_details(state)),
             state=state.model_copy(update={"override": None}),
             target=target,
             close_comment=None,

@@ -270,7 +270,15 @@ async def _judge_claimed(
         on_outage=effective_on_outage(config, services.judge_config.on_outage),
     )
     output = render_check_run(records, mode, details=details)
-    await run.complete(output, verdict=verdict.value, target=target, mode=mode, records=records)
+    await run.complete(
+        output,
+        verdict=verdict.value,
+        target=target,
+        mode=mode,
+        records=records,
+        unread=[(item.path, item.reason) for item in left_out if item.unread],
+        on_outage=details.on_outage,
+    )
 
 
 async def _read_and_gate(

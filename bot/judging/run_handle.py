@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.github.gateway import RepoGateway
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.records import VerdictRecord
 from bot.judging import rules
 from bot.judging.check_run import CHECK_NAME, CheckRunOutput, render_in_progress
@@ -239,9 +239,12 @@ class RunHandle:
         mode: Mode | None = None,
         records: Sequence[VerdictRecord] = (),
         awaiting_ci: Sequence[str] = (),
+        unread: Sequence[tuple[str, str]] = (),
+        on_outage: OnOutage = OnOutage.PASS,
     ) -> None:
         """Show the final output and remember it; `awaiting_ci` names the checks a run
-        skipped for CI waits for (bot/judging/ci_gate.py)."""
+        skipped for CI waits for (bot/judging/ci_gate.py); `unread` the watched files no
+        judge read, and `on_outage` the outage rule, so the run can be shown again."""
         await self._still_mine()
         run_id = self.run_id if self.run_id is not None else await self.start(target)
         self.state = await show(self.gateway, run_id, self.state, output)
@@ -260,6 +263,8 @@ class RunHandle:
                 "override": None,
                 "completed_by": self.owner,
                 "awaiting_ci": tuple(awaiting_ci),
+                "unread": tuple(unread),
+                "on_outage": on_outage,
             }
         )
         await save_state(self.storage, self.key, self.state)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.judge.config import Mode
+from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict, VerdictRecord
 from bot.judging.target import Target
 from bot.storage.base import Storage
@@ -59,6 +59,11 @@ class ShaState(BaseModel):
     """The delivery that completed the run: its own retry stops there."""
     awaiting_ci: tuple[str, ...] = ()
     """The run was skipped until these checks rerun (bot/judging/ci_gate.py keys)."""
+    unread: tuple[tuple[str, str], ...] = ()
+    """Watched files no judge read in full, with why (path, reason): the run is no
+    accept while any is listed, and an override cancelled later says so again."""
+    on_outage: OnOutage = OnOutage.PASS
+    """The repository's outage rule when the run was completed."""
     first_seen_at: datetime | None = None
     """When a delivery first claimed this sha: a command written before it cannot have
     been about this head (rows from before this field read None)."""

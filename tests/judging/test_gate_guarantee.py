@@ -24,6 +24,7 @@ from tests.support.flow_helpers import (
     REJECT,
     REPO,
     Harness,
+    comment_payload,
     commit_files,
     harness,
     open_pull,
@@ -297,3 +298,22 @@ async def test_one_rejected_batch_fails_the_change(advisory_bot: Harness) -> Non
     _, sha = await open_pull_request(bot, files)
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "failure"
+
+
+async def test_a_cancelled_override_brings_the_refusal_back(advisory_bot: Harness) -> None:
+    """A maintainer read the unreadable file and accepted; cancelling that decision
+    shows the judges' run as it was: not a pass."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    files = {"docs/notes.md": GOOD_DOC, "docs/blob.md": "\x00\x01binary"}
+    number, sha = await open_pull_request(bot, files)
+    bot.fake.set_permission(REPO, "lead", "maintain")
+    accept = comment_payload(REPO, number, "/judge override accept", "lead")
+    await bot.send("issue_comment", accept)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "success"
+    await bot.send("issue_comment", comment_payload(REPO, number, "/judge override cancel", "lead"))
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert "docs/blob.md" in run.output["summary"]
