@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.github.gateway import RepoGateway
@@ -45,18 +45,29 @@ class HeadRead:
     linked: tuple[LinkedIssue, ...]
 
 
-async def changes_of(
-    target: Target, gateway: RepoGateway
-) -> tuple[list[ChangedPath], list[CommitInfo] | None]:
-    """The changed files, and the commits when they are known without the head query
-    (a push's payload or compare); a pull request's commits come with the head query."""
+# GitHub's compare lists at most this many changed files, whatever the comparison holds.
+COMPARE_FILE_LIMIT = 300
+
+
+async def changes_of(target: Target, gateway: RepoGateway) -> Target:
+    """The target with its changed files, and its commits when they are known without the
+    head query (a push's payload or compare); a pull request's commits come with the head
+    query. A compare that may have cut its list says so in `listed_files` (at least one
+    more than it listed), so the files it left out count as unread."""
     if target.changed is not None and target.commits is not None:
-        return list(target.changed), list(target.commits)
+        return target
     if target.pull_number is not None:
-        return await gateway.pull_files(target.pull_number), None
+        changed = await gateway.pull_files(target.pull_number)
+        return replace(target, changed=tuple(changed), commits=None)
     base = target.compare_base or target.default_branch
     changed, commits = await gateway.compare(base, target.head_sha)
-    return changed, commits
+    cut = len(changed) >= COMPARE_FILE_LIMIT
+    return replace(
+        target,
+        changed=tuple(changed),
+        commits=tuple(commits),
+        listed_files=len(changed) + 1 if cut else target.listed_files,
+    )
 
 
 async def read_head(

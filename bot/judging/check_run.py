@@ -233,7 +233,9 @@ def _cause_line(verdict: Verdict, mode: Mode, cause: Cause, on_outage: OnOutage)
 def _left_out_block(details: CheckDetails) -> str:
     if not details.left_out:
         return "Left out: nothing; every changed file in scope was judged."
-    rows = [[code_cell(item.path, 120), cell(item.reason, 120)] for item in details.left_out[:100]]
+    # The files no judge read come first: they are why a run is not a pass.
+    ranked = sorted(details.left_out, key=lambda item: not item.unread)
+    rows = [[code_cell(item.path, 120), cell(item.reason, 200)] for item in ranked[:100]]
     block = f"Left out ({plural(len(details.left_out), 'file')} not judged):\n\n" + table(
         ["File", "Why"], rows
     )

@@ -172,8 +172,8 @@ async def judge_target(
 
     if target.pull_number is None and not explicit:
         # A push says little; learn its files and commits before showing anything.
-        changed, commits = await change_fetch.changes_of(target, gateway)
-        target = replace(target, changed=tuple(changed), commits=tuple(commits or ()))
+        target = await change_fetch.changes_of(target, gateway)
+        target = replace(target, commits=target.commits or ())
         if config is not None and rules.push_needs_no_run(config, target):
             return
 
@@ -294,10 +294,8 @@ async def _read_and_gate(
 
     A push knows its commits before the head query, so a skip costs no more reads; a
     pull request's commits come with that query, and the gate runs after it."""
-    _, (changed, commits) = await both(run.start(target), change_fetch.changes_of(target, gateway))
-    target = replace(
-        target, changed=tuple(changed), commits=None if commits is None else tuple(commits)
-    )
+    _, target = await both(run.start(target), change_fetch.changes_of(target, gateway))
+    changed = target.changed or ()
     grant = None
     if config.skip_label in target.labels and target.pull_number is not None:
         grant = await load_grant(context.storage, target.repository, target.pull_number)
@@ -351,15 +349,14 @@ def _mode_of(config: RepoConfig | None, services: Services) -> Mode:
 
 
 def unlisted_files(target: Target) -> list[LeftOut]:
-    """The files of a pull request GitHub never listed (it lists at most 3,000): nobody
-    can judge them, so they count as unread."""
+    """The changed files GitHub never listed (a pull request's list stops at 3,000, a
+    compare's at 300): nobody can judge them, so they count as unread."""
     listed = len(target.changed or ())
     if target.listed_files is None or target.listed_files <= listed:
         return []
-    missing = target.listed_files - listed
     why = (
-        f"{missing:,} more changed files that GitHub does not list (it lists at most "
-        f"{listed:,} files of a pull request), so no judge could read them"
+        f"GitHub listed {listed:,} of the changed files and does not list the rest "
+        f"({target.listed_files:,} or more in all), so no judge could read them"
     )
     return [LeftOut("…", why, unread=True)]
 

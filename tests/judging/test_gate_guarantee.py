@@ -165,7 +165,7 @@ async def test_files_github_does_not_list_are_not_a_pass(advisory_bot: Harness) 
     await bot.send("pull_request", payload)
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "action_required"
-    assert "GitHub does not list" in run.output["summary"]
+    assert "does not list the rest" in run.output["summary"]
 
 
 # -- 7, 8. identities GitHub vouches for -------------------------------------------------
@@ -317,3 +317,28 @@ async def test_a_cancelled_override_brings_the_refusal_back(advisory_bot: Harnes
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "action_required"
     assert "docs/blob.md" in run.output["summary"]
+
+
+async def test_a_push_whose_compare_may_be_cut_is_not_a_pass(advisory_bot: Harness) -> None:
+    """GitHub's compare lists at most 300 files; a push that needs it (its payload's
+    lists were cut) and gets 300 back may hide more, unread."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.default = scores(*ACCEPT)
+    files: dict[str, str | None] = {f"src/f{n:03}.py": "x = 1\n" for n in range(299)}
+    files["docs/notes.md"] = GOOD_DOC
+    sha = commit_files(bot.fake, files, branch="main")
+    payload = push_payload(
+        REPO,
+        before=bot.fake.repo(REPO).commits[sha].parents[0],
+        after=sha,
+        commits=[{"id": sha}],
+        ref="refs/heads/main",
+        sender="agent",
+    )
+    for commit in payload["commits"]:  # the payload's lists were cut: compare is asked
+        del commit["added"], commit["modified"], commit["removed"]
+    await bot.send("push", payload)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == "action_required"
+    assert "GitHub listed 300 of the changed files" in run.output["summary"]
