@@ -495,7 +495,10 @@ async def test_non_ascii_key_fails_open_without_leaking(
     [
         ("data/big.json", "9" * 5000, Verdict.REJECT),
         ("data/deep.toml", "a = " + "[" * 100_000, Verdict.REJECT),
-        ("deploy/deep.yaml", "[" * 100_000, Verdict.ACCEPT),  # YAML is soft
+        # YAML is soft: left to the judges, none of whom reads 100,000 characters, so
+        # the quick accept is refused as a partial view (deep is not asked: it could not
+        # make the accept whole)
+        ("deploy/deep.yaml", "[" * 100_000, Verdict.UNDETERMINED),
     ],
 )
 async def test_unloadable_structured_files_are_findings_not_crashes(
@@ -858,19 +861,22 @@ async def test_no_independent_alternate_is_undetermined(
     assert fake_llm.requests == []
 
 
-async def test_deep_author_only_matters_when_deep_runs(
+async def test_an_unseated_deep_judge_leaves_no_lone_quick_accept(
     fake_llm: FakeOpenAIServer, engine_for: Callable[..., JudgeEngine]
 ) -> None:
-    """Kimi wrote it and no alternate fits deep: a quick accept still decides, and an
-    unseated deep counts as absent, so a quick improve stands as in a quick-only panel
-    (the reason names the four-eyes cause)."""
+    """Kimi wrote it and no other model fits deep: authorship may exclude a family but
+    not make the decision more lenient, so a quick accept escalates as a sensitive one
+    would, while a quick improve stands as in a quick-only panel (both reasons name the
+    four-eyes cause)."""
     fake_llm.script(QUICK, Reply.json(ACCEPT), Reply.json(IMPROVE))
     config = make_config(fake_llm, alternate_models=[])
     engine = engine_for(config)
     messages = ["feat\n\nAgent-Model: kimi-k2.5"]
     record = await engine.judge(make_request(commit_messages=messages))
-    assert record.final_decision is Verdict.ACCEPT
-    assert record.reason is None
+    assert record.final_decision is Verdict.ESCALATE
+    assert round_verdicts(record) == [("quick", Verdict.ACCEPT)]
+    assert record.reason and "four-eyes" in record.reason
+    assert "deep judge's family (moonshot)" in record.reason
     alone = await engine.judge(make_request("other\n", commit_messages=messages))
     assert alone.final_decision is Verdict.IMPROVE
     assert round_verdicts(alone) == [("quick", Verdict.IMPROVE)]

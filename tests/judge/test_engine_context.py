@@ -106,7 +106,9 @@ async def test_a_change_of_ci_is_a_new_question_for_the_cache(
         diffs=CONTEXT.diffs, ci=[CiResult(name="tests", state="success", required=True)]
     )
     other = await judge.judge(request(green))
-    assert (len(first.calls), len(again.calls), len(other.calls)) == (1, 0, 1)
+    # The quick judge reads 4000 of the file's 8800 characters, so its accept goes on to
+    # the deep judge, who reads it all: two calls, then none from the cache.
+    assert (len(first.calls), len(again.calls), len(other.calls)) == (2, 0, 2)
     assert again.context == first.context, "a cache hit repeats what the judges saw"
 
 

@@ -21,11 +21,20 @@ from bot.judge.engine.judgment import (
     refuse_before_models,
     settled_record,
     verdict_record,
+    with_partial_view_reason,
     with_unseated_reason,
 )
 from bot.judge.engine.seating import Seat, Seating
-from bot.judge.engine.tiers import Decision, RoundResult
-from bot.judge.records import Finding, RoundRecord, RubricName, Tier, Verdict
+from bot.judge.engine.tiers import PARTIAL_VIEW, Decision
+from bot.judge.records import (
+    ContextPiece,
+    Finding,
+    JudgedFile,
+    RoundRecord,
+    RubricName,
+    Tier,
+    Verdict,
+)
 
 
 def finding(kind: str, severity: str = "hard", source: str = "mechanical") -> Finding:
@@ -155,31 +164,34 @@ UNSEATED_DEEP = Seating(None, substituted_for="moonshot", reason="four-eyes: dee
 
 
 @pytest.mark.parametrize(
-    ("results", "sensitive", "seating", "reason"),
+    ("decision", "seating", "reason"),
     [
-        # quick improve would have gone to deep, which is unseated
-        ([RoundResult(Tier.QUICK, Verdict.IMPROVE)], False, UNSEATED_DEEP, "four-eyes: deep"),
-        # a sensitive accept needs deep: the protocol's reason, then the four-eyes cause
+        # quick improve stood because deep was missing, and deep is unseated
+        (Decision(Verdict.IMPROVE, missing=Tier.DEEP), UNSEATED_DEEP, "four-eyes: deep"),
+        # the protocol's reason, then the four-eyes cause
         (
-            [RoundResult(Tier.QUICK, Verdict.ACCEPT)],
-            True,
+            Decision(Verdict.ESCALATE, reason="no deep", missing=Tier.DEEP),
             UNSEATED_DEEP,
             "no deep; four-eyes: deep",
         ),
-        # a plain accept never needed deep
-        ([RoundResult(Tier.QUICK, Verdict.ACCEPT)], False, UNSEATED_DEEP, "no deep"),
+        # nothing was missing
+        (Decision(Verdict.ESCALATE, reason="no deep"), UNSEATED_DEEP, "no deep"),
         # deep is seated: nothing to add
-        ([RoundResult(Tier.QUICK, Verdict.IMPROVE)], False, Seating(SEAT), "no deep"),
+        (Decision(Verdict.ESCALATE, reason="no deep", missing=Tier.DEEP), Seating(SEAT), "no deep"),
+        # the missing tier was never configured
+        (
+            Decision(Verdict.ESCALATE, reason="no tb", missing=Tier.TIEBREAKER),
+            UNSEATED_DEEP,
+            "no tb",
+        ),
     ],
 )
-def test_with_unseated_reason(
-    results: list[RoundResult], sensitive: bool, seating: Seating, reason: str
-) -> None:
-    protocol_reason = None if reason == "four-eyes: deep" else "no deep"
-    decision = Decision(Verdict.ESCALATE, reason=protocol_reason)
+def test_with_unseated_reason(decision: Decision, seating: Seating, reason: str) -> None:
     panel = {Tier.QUICK: Seating(SEAT), Tier.DEEP: seating}
-    got = with_unseated_reason(decision, results, sensitive, panel)
-    assert got == Decision(Verdict.ESCALATE, reason=reason)
+    got = with_unseated_reason(decision, panel)
+    assert got == Decision(
+        decision.verdict, consensus=decision.consensus, reason=reason, missing=decision.missing
+    )
 
 
 def scored(tier: Tier, verdict: Verdict, scores: dict[str, float], **extra: Any) -> RoundRecord:
@@ -394,3 +406,74 @@ def test_a_failed_round_is_undetermined_and_not_cached() -> None:
 
 def test_protocol_mode_without_rounds() -> None:
     assert protocol_mode([]) == "none"
+
+
+QUICK_ACCEPT = scored(Q, ACC, kls(4, 4, 5))
+REFUSED = Decision(Verdict.UNDETERMINED, reason="partial view: r", mode=PARTIAL_VIEW)
+
+
+def test_a_partial_view_refusal_is_no_go_nor_go_and_not_an_answer() -> None:
+    """The quick judge scored 4s on what it saw; nobody read the rest. The record is
+    the refusal's (mode partial-view), never GO, and never cached."""
+    rounds = [QUICK_ACCEPT]
+    record = verdict_record(BASE, REFUSED, mode=protocol_mode(rounds, REFUSED), rounds=rounds)
+    assert record.mode == "partial-view" and record.final_decision is Verdict.UNDETERMINED
+    assert record.go_no_go == "UNDETERMINED" and record_go_no_go(record) == "UNDETERMINED"
+    assert record.reason == "partial view: r"
+    assert not cacheable(record)
+    # a person's word still decides the label
+    overridden = record.model_copy(update={"final_decision": ACC, "human_override": True})
+    assert record_go_no_go(overridden) == "GO"
+    # an accepted record is still labelled by its scores
+    assert protocol_mode(rounds, Decision(ACC)) == "quick"
+
+
+@pytest.mark.parametrize("final", [UND, ESC])
+def test_go_no_go_reads_the_mode(final: Verdict) -> None:
+    assert go_no_go(CONTENT, UND, [QUICK_ACCEPT], mode=PARTIAL_VIEW) == "UNDETERMINED"
+    assert go_no_go(CONTENT, final, [QUICK_ACCEPT], mode="quick") == "GO"
+    assert go_no_go(CONTENT, REJ, [QUICK_ACCEPT], mode=PARTIAL_VIEW) == "NO-GO"
+
+
+def test_with_partial_view_reason_names_the_longest_file_and_the_largest_budget() -> None:
+    files = [
+        JudgedFile(path="a.md", content="x" * 100),
+        JudgedFile(path="gone.md", content="y" * 90_000, status="removed"),
+        JudgedFile(path="b.md", content="z" * 40_000),
+    ]
+    budgets = {Tier.QUICK: 4000, Tier.DEEP: 32000, Tier.TIEBREAKER: 16000}
+    got = with_partial_view_reason(REFUSED, files, budgets)
+    assert got.reason == (
+        "partial view: r; the longest file, b.md, has 40000 characters and the largest "
+        "judge budget is 32000 (deep, shared with diffs and CI excerpts)"
+    )
+    assert got.mode == PARTIAL_VIEW and got.verdict is UND
+    other = Decision(UND, reason="the quick round failed; failing open")
+    assert with_partial_view_reason(other, files, budgets) == other
+
+
+CUT_FOR_QUICK = [
+    ContextPiece(kind="task", name="(task description)", chars=9000, sent={Q: 8000}),
+    ContextPiece(kind="file", name="n.md", chars=6000, sent={Q: 4000, D: 6000}),
+]
+
+
+@pytest.mark.parametrize(
+    ("final", "rounds", "label"),
+    [
+        # quick read 4,000 of 6,000 characters and scored 4s; deep then failed
+        (UND, [QUICK_ACCEPT, failed(D)], "UNDETERMINED"),
+        # quick's low scores on what it read still block
+        (UND, [scored(Q, IMP, kls(2, 3, 3)), failed(D)], "NO-GO"),
+        # deep read everything: its scores decide
+        (ACC, [scored(Q, IMP, kls(3, 3, 3)), scored(D, ACC, kls(4, 4, 4))], "GO"),
+    ],
+)
+def test_a_go_needs_a_deciding_judge_that_read_every_file(
+    final: Verdict, rounds: list[RoundRecord], label: str
+) -> None:
+    assert go_no_go(CONTENT, final, rounds, context=CUT_FOR_QUICK) == label
+    # a capped task text alone is not a cut view
+    assert go_no_go(CONTENT, final, rounds, context=CUT_FOR_QUICK[:1]) == go_no_go(
+        CONTENT, final, rounds
+    )

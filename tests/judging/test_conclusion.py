@@ -11,6 +11,7 @@ import pytest
 from bot.judge.config import Mode, OnOutage
 from bot.judge.engine.judgment import admission_refused
 from bot.judge.engine.rounds import attempt_refusal
+from bot.judge.engine.tiers import PARTIAL_VIEW
 from bot.judge.records import Tier, Verdict
 from bot.judging.conclusion import (
     NEXT_STEP,
@@ -190,6 +191,7 @@ def test_an_unread_file_keeps_the_run_from_an_accept() -> None:
         ("unconfigured", Cause.UNCONFIGURED),
         ("four-eyes", Cause.FOUR_EYES),
         ("mechanical", Cause.MECHANICAL),
+        (PARTIAL_VIEW, Cause.PARTIAL_VIEW),
         ("quick", Cause.JUDGES),
         ("deep", Cause.JUDGES),
         ("none", Cause.JUDGES),

@@ -342,3 +342,22 @@ async def test_a_push_whose_compare_may_be_cut_is_not_a_pass(advisory_bot: Harne
     [run] = bot.check_runs(sha=sha)
     assert run.conclusion == "action_required"
     assert "GitHub listed 300 of the changed files" in run.output["summary"]
+
+
+# -- 3. an accept from a cut view is not an accept ---------------------------------------
+
+
+async def test_a_quick_accept_of_a_cut_note_goes_to_the_deep_judge(advisory_bot: Harness) -> None:
+    """The quick judge reads 4,000 characters of a 6,000-character note; the deep judge
+    reads it all and rejects its last section."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    bot.llm.script(DEEP, scores(*REJECT))
+    note = GOOD_DOC + "A sourced paragraph.\n" * 260 + "## Last section\n\nUnsupported claim.\n"
+    assert 5_500 < len(note) < 6_500
+    _, sha = await open_pull_request(bot, {"docs/notes.md": note})
+    [run] = bot.check_runs(sha=sha)
+    assert [len(bot.llm.requests_for(QUICK)), len(bot.llm.requests_for(DEEP))] == [1, 1]
+    assert "Unsupported claim." in bot.llm.requests_for(DEEP)[0].user_text
+    assert run.conclusion == "failure"

@@ -4,25 +4,36 @@
         (files, and a credential in the task texts: nothing with a credential is sent;
         the research rubric adds its claim and source counts, `request.research`)
     no LLM configured ───────────────────────────────► UNDETERMINED (models not run)
-    four-eyes seating (authoring family replaced by an alternate; no quick judge left
-        -> UNDETERMINED; a later tier left empty counts as not available)
+    four-eyes seating (authoring family replaced by another configured model; no
+        quick judge left -> UNDETERMINED; a later tier left empty is not available,
+        and an empty deep tier leaves no lone quick accept)
     verdict cache (storage kv "verdict-cache") ── hit ► the cached decision, no call
     throttle / daily budget ── over ─────────────────► UNDETERMINED with the reason
     tiered protocol (tiers.next_step) with per-tier timeouts, one retry per round
         on empty/malformed/unparseable/timeout/transport (rounds.py has the table), a
-        wall-clock budget, a fresh nonce per call, fail-open on failures
+        wall-clock budget, a fresh nonce per call, fail-open on failures; an accept
+        counts only from judges sent every file whole, and one nobody could read
+        whole is refused (UNDETERMINED, mode "partial-view", never cached)
     injection findings (files and task texts) turn an ACCEPT into ESCALATE
 
 `judge` never raises for provider problems (any `ProviderError`, and any reply the
 parser refuses): they become failed rounds and an undetermined verdict. Storage errors
 do propagate (the caller owns storage).
 
-Four-eyes and the protocol: a tier left without an independent judge is treated like
-an unconfigured one, so the protocol's partial-panel rules apply (a split without a
-tiebreaker escalates; without deep, quick's verdict stands and a sensitive accept
-escalates). The record's reason then also names the four-eyes cause. No call is
-wasted on this: when the quick judge is seated its answer can still decide (a reject
-or improve stands without deep), and when it is not, nothing runs at all.
+Four-eyes and the protocol: a tier left without an independent judge (no other
+configured model fits) is not available, so the protocol's partial-panel rules apply
+(a split without a tiebreaker escalates; without deep, quick's reject or improve
+stands). Authorship must not make the decision more lenient, so unlike a deep tier
+never configured, an unseated one leaves no lone quick accept: it escalates, as a
+sensitive accept without deep does. The record's reason then also names the
+four-eyes cause. No call is wasted on this: when the quick judge is seated its answer
+can still decide (a reject or improve stands without deep), and when it is not,
+nothing runs at all.
+
+Whole views: before the protocol runs, the engine works out which configured tiers
+would be sent every judged file in full (`prompts.reads_whole`, with the seated
+judge's budget, or the configured one for an unseated tier), and each round records
+whether its judge was (`RoundResult.whole`); the protocol decides from those.
 
 Decisions are pure functions: who sits where (`seating.seat_panel`), what the rounds
 add up to (`tiers.next_step`), whether to ask again after a failed call
@@ -66,9 +77,10 @@ from bot.judge.engine.judgment import (
     refuse_before_models,
     settled_record,
     verdict_record,
+    with_partial_view_reason,
     with_unseated_reason,
 )
-from bot.judge.engine.prompts import PROMPT_VERSION, compose_messages
+from bot.judge.engine.prompts import PROMPT_VERSION, compose_messages, reads_whole
 from bot.judge.engine.review_context import ReviewContext
 from bot.judge.engine.rounds import (
     ATTEMPTS_PER_ROUND,
@@ -81,7 +93,7 @@ from bot.judge.engine.rounds import (
     round_record,
 )
 from bot.judge.engine.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
-from bot.judge.engine.tiers import Decision, RunTier, next_step
+from bot.judge.engine.tiers import PROTOCOL_VERSION, Decision, RunTier, next_step
 from bot.judge.providers import ProviderError
 from bot.judge.records import (
     Finding,
@@ -245,7 +257,7 @@ class JudgeEngine:
         record = verdict_record(
             base,
             escalate_injection(decision, seen.injection),
-            mode=protocol_mode(run.rounds),
+            mode=protocol_mode(run.rounds, decision),
             rounds=run.rounds,
             calls=run.calls,
             truncation=run.truncation,
@@ -286,7 +298,9 @@ class JudgeEngine:
         return cost.cache_key(
             rubric=rubric.name.value,
             seats={tier.value: _seat_key(s.seat) for tier, s in seating.items()},
-            prompt_version=f"{PROMPT_VERSION}+{rubric.prompt_version}",
+            # The protocol's version too: an entry the old rules decided (a quick accept
+            # of a partial view) must not answer for the new ones.
+            prompt_version=f"{PROMPT_VERSION}+{rubric.prompt_version}+{PROTOCOL_VERSION}",
             content=cost.content_hash(
                 request.task, request.files, sensitive=request.sensitive, context=request.context
             ),
@@ -332,12 +346,39 @@ class JudgeEngine:
     ) -> Decision:
         deadline = self._monotonic() + self.config.wall_clock_budget
         available = frozenset(tier for tier, s in seating.items() if s.seat is not None)
+        unseated = frozenset(seating) - available
+        budgets = self._budgets(seating)
+        live = [f for f in request.files if not f.removed]
+        whole = frozenset(
+            tier
+            for tier, chars in budgets.items()
+            if reads_whole(
+                rubric, request.task, live, tier, max_chars=chars, context=request.context
+            )
+        )
         while True:
-            step = next_step(run.results, sensitive=request.sensitive, available=available)
+            step = next_step(
+                run.results,
+                sensitive=request.sensitive,
+                available=available,
+                whole=whole,
+                unseated=unseated,
+            )
             if isinstance(step, Decision):
-                return with_unseated_reason(step, run.results, request.sensitive, seating)
+                decision = with_unseated_reason(step, seating)
+                return with_partial_view_reason(decision, request.files, budgets)
             assert isinstance(step, RunTier)
             await self._round(request, rubric, step.tier, seating[step.tier], run, deadline)
+
+    def _budgets(self, seating: Mapping[Tier, Seating]) -> dict[Tier, int]:
+        """Characters each configured tier reads for this change: its seated judge's
+        budget, or for a tier four-eyes left empty, its configured one (whether that
+        judge could have read everything decides the cause of a refusal)."""
+        assert self.panel is not None
+        return {
+            tier: (seated.seat or self.panel.tiers[tier]).max_chars
+            for tier, seated in seating.items()
+        }
 
     async def _round(
         self,

@@ -11,6 +11,8 @@ model is a pure function here, so each rule can be read and tested on its own:
     admission_refused     a throttle or budget refusal, recorded under its own mode
     with_unseated_reason  a protocol decision caused by an unseated tier names the
                           four-eyes cause too
+    with_partial_view_reason  an accept refused because nobody read everything names
+                          the longest file, its size and the largest judge budget
     escalate_injection    instructions aimed at the judge turn an accept into escalate
     go_no_go              the phase A/B label (GO, NO-GO, UNDETERMINED): the one rule the
                           App's record and the pre-push hook both use (table below)
@@ -21,6 +23,8 @@ the judge returned nothing usable or lacks confidence). The first row that appli
 
     human override              accept GO, reject NO-GO (the human's word is the label)
     final decision reject       NO-GO (the judges, or a mechanical hard failure)
+    mode partial-view           UNDETERMINED (an accept refused: nobody read everything,
+                                so the scores that accepted describe a part)
     no round answered           UNDETERMINED (not configured, four-eyes, throttle,
                                 budget, every round failed)
     otherwise the deciding judgment, the last round that answered (for content and
@@ -31,6 +35,8 @@ the judge returned nothing usable or lacks confidence). The first row that appli
       code        low confidence UNDETERMINED; any dimension < 0.7 NO-GO, else GO
       completion  (no scores) its answer is accept GO, else NO-GO
       research    any score < 3 NO-GO, else GO (unsupported claims do not change the label)
+    and a GO from a judge that was sent only part of some file (the record's `context`)
+    is UNDETERMINED: what nobody read cannot pass; its NO-GO stands
 
 Reading the deciding judgment rather than the protocol's verdict is what makes an
 escalate block: two judges who both score a document below 3 send it to a human, and
@@ -41,17 +47,18 @@ because later tiers see more (quick reads 4000 characters, deep 32000).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.judge.checks.mechanical import has_hard_failure
 from bot.judge.engine.seating import Seating
-from bot.judge.engine.tiers import Decision, RoundResult, RunTier, next_step
+from bot.judge.engine.tiers import PARTIAL_VIEW, Decision
 from bot.judge.records import (
     CallStats,
     ContextPiece,
     Finding,
     GoNoGo,
+    JudgedFile,
     RoundRecord,
     RubricName,
     Tier,
@@ -104,24 +111,33 @@ def admission_refused(reason: str) -> Settled:
     return Settled(Decision(Verdict.UNDETERMINED, reason=reason), mode)
 
 
-def with_unseated_reason(
-    decision: Decision,
-    results: Sequence[RoundResult],
-    sensitive: bool,
-    seating: Mapping[Tier, Seating],
-) -> Decision:
-    """Add the four-eyes cause when a full panel would have run a tier that is unseated
-    (the protocol's own reason only says the tier is not available)."""
-    # Availability only turns steps into decisions, so a history the reduced panel
-    # produced is one the full panel would have produced too.
-    step = next_step(results, sensitive=sensitive, available=frozenset(seating))
-    if not isinstance(step, RunTier):
-        return decision
-    why = seating[step.tier].reason
+def with_unseated_reason(decision: Decision, seating: Mapping[Tier, Seating]) -> Decision:
+    """Add the four-eyes cause when the tier the decision lacked (`Decision.missing`)
+    was configured but unseated (the protocol's own reason only says it is missing)."""
+    seated = seating.get(decision.missing) if decision.missing is not None else None
+    why = seated.reason if seated is not None else None
     if not why:
         return decision
     reason = f"{decision.reason}; {why}" if decision.reason else why
-    return Decision(decision.verdict, consensus=decision.consensus, reason=reason)
+    return replace(decision, reason=reason)
+
+
+def with_partial_view_reason(
+    decision: Decision, files: Sequence[JudgedFile], budgets: Mapping[Tier, int]
+) -> Decision:
+    """Say what nobody could read whole: the longest judged file, its size, and the
+    largest budget of the tiers configured (`budgets`: characters per tier)."""
+    live = sorted((f for f in files if not f.removed), key=lambda f: (-len(f.content), f.path))
+    if decision.mode != PARTIAL_VIEW or not live or not budgets:
+        return decision
+    longest = live[0]
+    tier, budget = max(budgets.items(), key=lambda item: item[1])
+    detail = (
+        f"the longest file, {longest.path}, has {len(longest.content)} characters and the "
+        f"largest judge budget is {budget} ({tier.value}, shared with diffs and CI excerpts)"
+    )
+    reason = f"{decision.reason}; {detail}" if decision.reason else detail
+    return replace(decision, reason=reason)
 
 
 def escalate_injection(decision: Decision, injection: Sequence[Finding]) -> Decision:
@@ -148,14 +164,33 @@ def go_no_go(
     rounds: Sequence[RoundRecord],
     *,
     human_override: bool | None = None,
+    mode: str | None = None,
+    context: Sequence[ContextPiece] = (),
 ) -> GoNoGo:
-    """The phase A/B label of a judgment (table in the module docstring)."""
+    """The phase A/B label of a judgment (table in the module docstring); `mode` and
+    `context` are the record's."""
     deciding = deciding_round(rounds)
     if human_override or final is Verdict.REJECT or deciding is None:
         # A human's word, a reject and a decision no judge answered for (which is then
         # undetermined: refused, or every round failed) carry their own label.
         return go_no_go_of(final)
-    return get_rubric(rubric).go_no_go(_answer(deciding))
+    if mode == PARTIAL_VIEW:
+        return "UNDETERMINED"
+    label = get_rubric(rubric).go_no_go(_answer(deciding))
+    if label == "GO" and deciding.judge_tier in cut_tiers(context):
+        return "UNDETERMINED"
+    return label
+
+
+def cut_tiers(context: Sequence[ContextPiece]) -> frozenset[Tier]:
+    """The tiers that were sent only part of some judged file."""
+    return frozenset(
+        tier
+        for piece in context
+        if piece.kind == "file"
+        for tier, sent in piece.sent.items()
+        if sent < piece.chars
+    )
 
 
 def record_go_no_go(record: VerdictRecord) -> GoNoGo:
@@ -166,6 +201,8 @@ def record_go_no_go(record: VerdictRecord) -> GoNoGo:
         record.final_decision,
         record.previous_rounds,
         human_override=record.human_override,
+        mode=record.mode,
+        context=record.context,
     )
 
 
@@ -211,7 +248,7 @@ def verdict_record(
         context=list(context),
         calls=list(calls),
         final_decision=decision.verdict,
-        go_no_go=go_no_go(base["rubric"], decision.verdict, rounds),
+        go_no_go=go_no_go(base["rubric"], decision.verdict, rounds, mode=mode, context=context),
         reason=decision.reason,
         models_not_run=models_not_run_note is not None,
         models_not_run_note=models_not_run_note,
@@ -225,11 +262,19 @@ def settled_record(base: Mapping[str, Any], settled: Settled) -> VerdictRecord:
     )
 
 
-def protocol_mode(rounds: Sequence[RoundRecord]) -> str:
-    """The record's mode after the protocol ran: the tier that spoke last."""
+def protocol_mode(rounds: Sequence[RoundRecord], decision: Decision | None = None) -> str:
+    """The record's mode after the protocol ran: the refusal's own (`Decision.mode`),
+    else the tier that spoke last."""
+    if decision is not None and decision.mode:
+        return decision.mode
     return rounds[-1].judge_tier.value if rounds else "none"
 
 
 def cacheable(record: VerdictRecord) -> bool:
     # Failures and refusals are not answers about the content: ask again next time.
-    return record.final_decision is not Verdict.UNDETERMINED and bool(record.previous_rounds)
+    # A partial-view refusal is one even where a judge answered: its answer covered a part.
+    return (
+        record.final_decision is not Verdict.UNDETERMINED
+        and record.mode != PARTIAL_VIEW
+        and bool(record.previous_rounds)
+    )

@@ -21,6 +21,10 @@ beginning and its opening delimiter says how much was kept.
 Task texts are capped separately at `TASK_TEXT_LIMIT` characters each. Every cut
 file or task text is returned as a `Truncation`, and every piece with its size as
 `Shown`, so the record shows what the judge did and did not see.
+
+Whole view: `sends_every_file` says whether a call was sent every judged file in full
+(what the protocol needs before an accept counts; a capped task text does not count),
+and `reads_whole` whether a judge with a given budget would be, before it is asked.
 """
 
 from __future__ import annotations
@@ -204,6 +208,32 @@ def compose_messages(
         {"role": "user", "content": "\n\n".join(parts)},
     ]
     return Prompt(messages, cuts, shown)
+
+
+def sends_every_file(shown: Sequence[Shown]) -> bool:
+    """Whether the call that sent `shown` sent every judged file in full."""
+    return all(piece.sent == piece.chars for piece in shown if piece.kind == "file")
+
+
+# Only fences the probe's prompt, which is never sent.
+_PROBE_NONCE = "whole-view-probe"
+
+
+def reads_whole(
+    rubric: Rubric,
+    task: TaskSpec,
+    files: Sequence[JudgedFile],
+    tier: Tier,
+    *,
+    max_chars: int,
+    context: ReviewContext | None = None,
+) -> bool:
+    """Whether a judge at `tier` reading `max_chars` would be sent every judged file in
+    full. Composes the prompt it would get, so the answer is the one its round records."""
+    prompt = compose_messages(
+        rubric, task, files, tier, nonce=_PROBE_NONCE, max_chars=max_chars, context=context
+    )
+    return sends_every_file(prompt.shown)
 
 
 def _guidance(context: ReviewContext) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.judge.engine.cost import UsageScopes
-from bot.judge.engine.prompts import Shown
+from bot.judge.engine.prompts import Shown, sends_every_file
 from bot.judge.engine.seating import Seat, Seating
 from bot.judge.engine.tiers import RoundResult
 from bot.judge.providers import (
@@ -173,7 +173,8 @@ class JudgmentLog:
 
     def add(self, record: RoundRecord, stats: CallStats, tally: Tally) -> None:
         self.rounds.append(record)
-        self.results.append(RoundResult(record.judge_tier, record.verdict))
+        whole = sends_every_file(tally.shown)
+        self.results.append(RoundResult(record.judge_tier, record.verdict, whole=whole))
         self.calls.append(stats)
         for item in tally.truncated:
             if item not in self.truncation:

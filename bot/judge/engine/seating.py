@@ -3,14 +3,17 @@
 `build_panel` turns the configuration into seats (one provider per endpoint, so tiers
 on the same endpoint share its structured-output memory). `seat_panel` then applies
 the four-eyes rule to one change: no model family that authored the change judges
-it. It is pure, so the engine can compute the seating before anything is counted
-against a budget, and the verdict cache can key on exactly who would judge.
+it. A replaced tier takes any other configured model of an independent family (its
+alternates first, then other tiers' alternates and models) before it is left empty:
+trailers may exclude a family, never thin the panel while a judge is left. It is
+pure, so the engine can compute the seating before anything is counted against a
+budget, and the verdict cache can key on exactly who would judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -52,9 +55,10 @@ def seat_panel(
 ) -> dict[Tier, Seating]:
     """Four-eyes: no tier whose family authored the change judges it.
 
-    A replaced tier takes the first alternate (configured for that tier) whose family
-    neither authored the change nor, unless shared families are allowed, already sits
-    at another tier. Pure: the same panel and authors give the same seating.
+    A replaced tier takes the first model of `_candidates` whose family neither
+    authored the change nor, unless shared families are allowed, already sits at
+    another tier; only when none fits is the seat left empty. Pure: the same panel and
+    authors give the same seating.
     """
     authored = {family.lower() for family in authoring}
     kept = {tier: seat for tier, seat in panel.tiers.items() if seat.family.lower() not in authored}
@@ -68,21 +72,59 @@ def seat_panel(
             out[tier] = Seating(configured)
             continue
         replaced = configured.family.lower()
-        for alternate in panel.alternates.get(tier, ()):
-            family = alternate.family.lower()
+        for candidate in _candidates(panel, tier):
+            family = candidate.family.lower()
             if family in authored or (not allow_shared_family and family in used):
                 continue
             used.add(family)
-            out[tier] = Seating(alternate, substituted_for=replaced)
+            out[tier] = Seating(candidate, substituted_for=replaced)
             break
         else:
             out[tier] = Seating(
                 None,
                 substituted_for=replaced,
                 reason=f"four-eyes: the {tier.value} judge's family ({replaced}) authored the "
-                "change and no configured alternate of an independent family is available",
+                "change and no other configured model of an independent family is available",
             )
     return out
+
+
+def _candidates(panel: JudgePanel, tier: Tier) -> list[Seat]:
+    """Who may stand in for `tier`, in order: its own alternates, the other tiers'
+    alternates, then the other tiers' configured models.
+
+    Authorship must never thin the panel while an independent configured model is
+    left, since a missing tier makes the protocol lean on fewer judges. A model from
+    another tier's list works under this tier's limits (time, characters, answer
+    length): the seat, not the model, decides how much a judge reads."""
+    configured = panel.tiers[tier]
+    own = list(panel.alternates.get(tier, ()))
+    others = [t for t in TIER_ORDER if t is not tier and t in panel.tiers]
+    borrowed = [s for t in others for s in panel.alternates.get(t, ())]
+    borrowed += [panel.tiers[t] for t in others]
+    out: list[Seat] = []
+    seen: set[tuple[str, str, str]] = set()
+    for seat in [*own, *(_at_limits_of(configured, s) for s in borrowed)]:
+        key = _identity(seat)
+        if key not in seen:
+            seen.add(key)
+            out.append(seat)
+    return out
+
+
+def _at_limits_of(configured: Seat, seat: Seat) -> Seat:
+    return replace(
+        seat,
+        timeout=configured.timeout,
+        max_chars=configured.max_chars,
+        max_output_tokens=configured.max_output_tokens,
+    )
+
+
+def _identity(seat: Seat) -> tuple[str, str, str]:
+    """A model where it is served (one model listed for several tiers is one candidate)."""
+    provider = seat.provider
+    return (seat.model, getattr(provider, "kind", ""), getattr(provider, "base_url", ""))
 
 
 def build_panel(
