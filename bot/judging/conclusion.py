@@ -45,8 +45,9 @@ class Cause(StrEnum):
     """Why a run has its verdict, as far as the conclusion cares.
 
     The first seven are `mode` values of a verdict record (bot.judge.engine.judgment
-    writes them when no model decided; JUDGES stands for any tier's). The rest are the
-    flow's reasons for finishing a run without asking the judges."""
+    writes them when no model decided; JUDGES stands for any tier's); UNANSWERED is read
+    from the failed round's error. The rest are the flow's reasons for finishing a run
+    without asking the judges."""
 
     JUDGES = "judges"  # the judges were asked; undetermined then means they failed
     THROTTLED = "throttled"
@@ -55,6 +56,7 @@ class Cause(StrEnum):
     FOUR_EYES = "four-eyes"
     MECHANICAL = "mechanical"
     PARTIAL_VIEW = "partial-view"  # no configured judge could read the whole change
+    UNANSWERED = "unanswered"  # a judge was reached and answered nothing usable
     NOTHING_TO_JUDGE = "nothing-to-judge"
     SKIP_GRANTED = "skip-granted"
     CI_WAIT = "ci-wait"
@@ -76,6 +78,7 @@ UNDETERMINED_BLOCKING: Mapping[Cause, str] = {
     Cause.FOUR_EYES: "action_required",
     Cause.MECHANICAL: "action_required",  # never undetermined; here for completeness
     Cause.PARTIAL_VIEW: "action_required",
+    Cause.UNANSWERED: "action_required",  # the content can steer a judge off its format
     Cause.CI_WAIT: "action_required",
     Cause.HELD: "action_required",
     Cause.UNREAD: "action_required",
@@ -103,6 +106,8 @@ NEXT_STEP: Mapping[Cause, str] = {
     Cause.MECHANICAL: "comment `/judge override accept|reject`",
     Cause.PARTIAL_VIEW: "configure a judge that reads more (JUDGE_DEEP_MAX_CHARS), or comment "
     "`/judge override accept|reject` after reading it yourself",
+    Cause.UNANSWERED: "comment `/judge rerun`, or `/judge override accept|reject` after "
+    "reading it (content that steers a judge off its answer format is suspect)",
     Cause.NOTHING_TO_JUDGE: "nothing",
     Cause.SKIP_GRANTED: "nothing",
     Cause.CI_WAIT: "re-run the failed checks, or comment `/judge rerun` to judge now",
@@ -125,10 +130,15 @@ _CAUSE_PRIORITY: tuple[Cause, ...] = (
     Cause.THROTTLED,
     Cause.FOUR_EYES,
     Cause.PARTIAL_VIEW,
+    Cause.UNANSWERED,
     Cause.UNCONFIGURED,
     Cause.MECHANICAL,
     Cause.JUDGES,
 )
+
+# How bot.judge.engine.rounds records a round a judge answered without a usable verdict:
+# the model was reached, so this is no outage, and what it read may be why.
+_UNANSWERED = ("unparseable answer", "empty answer")
 
 
 def cause_of(record: VerdictRecord) -> Cause:
@@ -140,10 +150,13 @@ def cause_of(record: VerdictRecord) -> Cause:
         cause = Cause.JUDGES
     if cause not in _CAUSE_PRIORITY:
         cause = Cause.JUDGES  # a record's mode never names one of the flow's causes
-    if cause is Cause.JUDGES and any(
-        (r.error or "").startswith(_BUDGET_CUT) for r in record.previous_rounds
-    ):
+    if cause is not Cause.JUDGES or record.final_decision is not Verdict.UNDETERMINED:
+        return cause
+    errors = [r.error or "" for r in record.previous_rounds]
+    if any(error.startswith(_BUDGET_CUT) for error in errors):
         return Cause.BUDGET
+    if errors and errors[-1].startswith(_UNANSWERED):
+        return Cause.UNANSWERED
     return cause
 
 

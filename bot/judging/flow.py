@@ -50,7 +50,7 @@ from bot.github.gateway import RepoGateway
 from bot.github.types import CiCheck
 from bot.intake.dispatch import Context
 from bot.judge.config import JudgeConfig, Mode
-from bot.judge.engine import JudgeEngine
+from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import VerdictRecord, fingerprint
 from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judging import change_fetch, ci_gate, rules
@@ -87,6 +87,7 @@ from bot.services import Services
 from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
+REQUESTS_AT_ONCE = 4
 A = TypeVar("A")
 B = TypeVar("B")
 T = TypeVar("T")
@@ -351,9 +352,9 @@ def _mode_of(config: RepoConfig | None, services: Services) -> Mode:
 def unlisted_files(target: Target) -> list[LeftOut]:
     """The changed files GitHub never listed (a pull request's list stops at 3,000, a
     compare's at 300): nobody can judge them, so they count as unread."""
-    listed = len(target.changed or ())
-    if target.listed_files is None or target.listed_files <= listed:
+    if not rules.unlisted(target):
         return []
+    listed = len(target.changed or ())
     why = (
         f"GitHub listed {listed:,} of the changed files and does not list the rest "
         f"({target.listed_files:,} or more in all), so no judge could read them"
@@ -404,4 +405,11 @@ async def judge_groups(
     # windows and a large change in batches, all of which must accept.
     window = window_budget(engine.config)
     requests = judge_requests(target, config, inputs, research, window_chars=window)
-    return list(await asyncio.gather(*(engine.judge(request) for request in requests)))
+    # A change of many batches and windows must not flood the providers into refusals.
+    slots = asyncio.Semaphore(REQUESTS_AT_ONCE)
+
+    async def judged_in_turn(request: JudgeRequest) -> VerdictRecord:
+        async with slots:
+            return await engine.judge(request)
+
+    return list(await asyncio.gather(*(judged_in_turn(request) for request in requests)))

@@ -2,6 +2,7 @@
 
     pull_request opened, synchronize, reopened, ready_for_review ──> judge_target
     pull_request labeled/unlabeled with the skip label ──> remember who granted it, judge
+    pull_request edited with a new base branch ──> judge the head again
     push (not a deletion; watched files are learnt by the flow) ──> judge_target
     check_run / check_suite completed, status: CI reran for a sha that waits ──> judge it
 
@@ -81,11 +82,26 @@ async def on_skip_label(event: Event, context: Context) -> None:
         return
     sender = str((event.data.get("sender") or {}).get("login", ""))
     await remember_grant(event.data, gateway, context.storage, target)
+    # Taken over but not a rerun: anyone who can label (the author too) must not re-roll
+    # the judges this way, so the verdict cache answers and loop prevention holds.
     await judge_target(
-        replace(target, labeled_by=sender).rerun(f"pull_request.{event.data.get('action')}"),
+        replace(target, labeled_by=sender),
         context,
         owner=context.delivery.delivery_id,
+        take_over=True,
     )
+
+
+@router.register("pull_request", action="edited")
+async def on_base_changed(event: Event, context: Context) -> None:
+    """A pull request moved to another base branch brings other changes: the head's
+    verdict was about the old base's diff, so it is judged again."""
+    if context.installation_id is None or event.data["pull_request"].get("draft"):
+        return
+    if "base" not in (event.data.get("changes") or {}):
+        return
+    target = target_from_pull_request(event.data, context.installation_id)
+    await judge_target(target, context, owner=context.delivery.delivery_id, take_over=True)
 
 
 async def remember_grant(

@@ -21,7 +21,12 @@ from bot.judging.check_run import CheckRunOutput
 from bot.judging.conclusion import Cause
 from bot.judging.four_eyes import Actor, AuthorizationFacts, person_decision
 from bot.judging.repo_config import LeftOut, RepoConfig, Selection, author_matches, select_files
-from bot.judging.run_notices import SkipReason, render_nothing_to_judge, render_skipped
+from bot.judging.run_notices import (
+    SkipReason,
+    render_nothing_to_judge,
+    render_skipped,
+    render_unlisted,
+)
 from bot.judging.state import LabelGrant, ShaState
 from bot.judging.target import SKIP_MARKERS, Target, people_of, vouched_people
 
@@ -64,7 +69,10 @@ def claim_action(
 
 
 def push_needs_no_run(config: RepoConfig, target: Target) -> bool:
-    """A push with nothing to judge gets no check run at all (its files and commits known)."""
+    """A push with nothing to judge gets no check run at all (its files and commits known).
+    One whose list GitHub cut may hide watched files: it gets a run."""
+    if unlisted(target):
+        return False
     if target.changed is not None and not select_files(config, target.changed).files:
         return True
     return target.commits is not None and not judges_authors(config, target)
@@ -76,8 +84,12 @@ def judges_authors(config: RepoConfig, target: Target) -> bool:
     The accounts GitHub vouches for (the pull request's author, the pusher) always count;
     a commit's author and committer lines, which anyone types, may add people to judge
     but never take the vouched ones away."""
-    people = [*vouched_people(target), *people_of(target.commits or ())]
-    return not config.authors or author_matches(config, people)
+    vouched = vouched_people(target)
+    if not config.authors or not vouched:
+        # Nobody GitHub vouches for (a merge group of several pull requests): the typed
+        # commit lines alone may not exempt anything, so it is judged.
+        return True
+    return author_matches(config, [*vouched, *people_of(target.commits or ())])
 
 
 def marker_allowed(config: RepoConfig, target: Target) -> bool:
@@ -88,6 +100,12 @@ def marker_allowed(config: RepoConfig, target: Target) -> bool:
     return bool(config.skip_marker_authors and vouched) and all(
         is_listed_author(config.skip_marker_authors, [person]) for person in vouched
     )
+
+
+def unlisted(target: Target) -> bool:
+    """GitHub did not list every changed file (a pull request past 3,000, a compare past
+    300): the ones it left out were never seen, watched or not."""
+    return target.listed_files is not None and target.listed_files > len(target.changed or ())
 
 
 @dataclass(frozen=True)
@@ -201,6 +219,9 @@ def gate(
         )
         return FinishEarly(render_nothing_to_judge(why), "skipped", Cause.NOTHING_TO_JUDGE)
     selection = select_files(config, target.changed or ())
+    if not selection.files and unlisted(target):
+        listed = len(target.changed or ())
+        return FinishEarly(render_unlisted(listed), "skipped", Cause.UNREAD)
     if not selection.files:
         output = render_nothing_to_judge("no watched file changed", selection.left_out)
         return FinishEarly(output, "skipped", Cause.NOTHING_TO_JUDGE)

@@ -91,7 +91,13 @@ async def claim(
     )
     if action is rules.ClaimAction.SKIP:
         return None
-    claimed = (state or fresh).model_copy(update={"owner": owner, "target": target.to_json()})
+    update: dict[str, Any] = {"owner": owner, "target": target.to_json()}
+    if action is rules.ClaimAction.TAKE_OVER:
+        # The outcome being replaced stops counting now, not when the new one lands: a
+        # push's accept (only its commits' files) or one judged against another base must
+        # not approve the pull request meanwhile.
+        update |= {"verdict": None, "conclusion": None, "records": (), "override": None}
+    claimed = (state or fresh).model_copy(update=update)
     await save_state(storage, key, claimed)
     return claimed
 

@@ -75,6 +75,20 @@ def render_nothing_to_judge(why: str, left_out: Sequence[LeftOut] = ()) -> Check
     )
 
 
+def render_unlisted(listed: int) -> CheckRunOutput:
+    """The run for a change none of whose listed files is watched, whose list GitHub cut:
+    the files it did not list may be watched, and nobody saw them."""
+    summary = (
+        f"Not judged: none of the {listed:,} changed files GitHub listed is watched, and "
+        "GitHub does not list the rest, so nobody can say whether they are."
+    )
+    return finish_output(
+        CheckRunOutput(
+            conclusion="neutral", title="not judged · files GitHub does not list", summary=summary
+        )
+    )
+
+
 CI_LISTED = 10
 
 

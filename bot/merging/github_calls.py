@@ -30,6 +30,11 @@ class Answer:
     message: str = ""
 
 
+# What GitHub's compare lists at most: 300 changed files; 250 commits without paging.
+COMPARE_FILES = 300
+COMPARE_COMMITS = 250
+
+
 @dataclass(frozen=True)
 class GroupChange:
     """What a merge group adds to its base (`compare base...head`)."""
@@ -38,6 +43,9 @@ class GroupChange:
     commits: list[CommitInfo]
     parents: dict[str, tuple[str, ...]]
     blobs: dict[str, str | None]
+    complete: bool = True
+    """False when GitHub may have cut the lists (compare lists at most 300 files and,
+    unpaged, 250 commits): what it left out was never seen."""
 
 
 def blobs_of(entries: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
@@ -166,6 +174,7 @@ class MergeCalls(RepoGateway):
                 for item in raw_commits
             },
             blobs=blobs_of(entries),
+            complete=len(entries) < COMPARE_FILES and len(raw_commits) < COMPARE_COMMITS,
         )
 
     async def pulls_with_commit(self, sha: str) -> list[dict[str, Any]]:

@@ -29,7 +29,6 @@ from gidgethub.sansio import Event
 
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judging import rules
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
@@ -148,10 +147,9 @@ def _concerns_admission(event: Event, hold_label: str, merge_label: str | None) 
     return name in {hold_label.casefold(), (merge_label or "").casefold()} - {""}
 
 
-async def _accepted_at(context: Context, repository: str, head_sha: str) -> bool:
+async def _accepted_at(context: Context, repository: str, number: int, head_sha: str) -> bool:
     state = await load_state(context.storage, state_key(repository, head_sha))
-    override = None if state is None or state.override is None else state.override.verdict.value
-    return state is not None and is_approval(state.verdict, override)
+    return is_approval(_final_verdict(state, number))
 
 
 async def _could_move(context: Context, data: dict[str, Any]) -> bool:
@@ -163,7 +161,8 @@ async def _could_move(context: Context, data: dict[str, Any]) -> bool:
     if await context.storage.active_merge(queue_key(repository), int(pull["number"])):
         return True
     head_sha = str((pull.get("head") or {}).get("sha") or "")
-    return bool(head_sha) and await _accepted_at(context, repository, head_sha)
+    number = int(pull["number"])
+    return bool(head_sha) and await _accepted_at(context, repository, number, head_sha)
 
 
 @router.register("pull_request", action="labeled")
@@ -198,7 +197,7 @@ async def on_admission_change(event: Event, context: Context) -> None:
         await _nudge(context, data, int(data["pull_request"]["number"]))
         return
     pull = PullFacts.from_json(await gateway.pull(int(data["pull_request"]["number"])))
-    accepted = await _accepted_at(context, gateway.full_name, pull.head_sha)
+    accepted = await _accepted_at(context, gateway.full_name, pull.number, pull.head_sha)
     await admit(
         context,
         gateway,
@@ -222,8 +221,10 @@ async def on_github_change(event: Event, context: Context) -> None:
 # -- GitHub's merge queue -------------------------------------------------------------
 
 
-def _final_verdict(state: ShaState | None) -> str | None:
-    if state is None:
+def _final_verdict(state: ShaState | None, number: int) -> str | None:
+    """The outcome at a head as this pull request's: a verdict on the same sha judged for
+    a push (only the pushed commits' files) or for another pull request is not its own."""
+    if state is None or (state.target or {}).get("pull_number") != number:
         return None
     return state.verdict if state.override is None else state.override.verdict.value
 
@@ -265,7 +266,7 @@ async def _group_pulls(
     pulls = []
     for number, head in heads.items():
         state = await load_state(context.storage, state_key(gateway.full_name, head))
-        verdict = _final_verdict(state)
+        verdict = _final_verdict(state, number)
         changed, blobs = await gateway.pull_blobs(number) if verdict == "accept" else ([], {})
         pulls.append(GroupPull(number, head, verdict, tuple(changed), blobs))
     return pulls
@@ -301,17 +302,21 @@ async def on_merge_group(event: Event, context: Context) -> None:
     gateway = MergeCalls(client, target.repository)
     config = await config_or_none(gateway, context, target.default_branch)
     change = await gateway.group_commits(str(group["base_sha"]), target.head_sha)
-    target = replace(target, changed=tuple(change.files), commits=tuple(change.commits))
+    # A list GitHub may have cut leaves files nobody saw: they count as unread.
+    unseen = None if change.complete else len(change.files) + 1
+    target = replace(
+        target, changed=tuple(change.files), commits=tuple(change.commits), listed_files=unseen
+    )
     if config is None:
         await judge_target(target, context, owner=context.delivery.delivery_id)
         return
     pulls = await _group_pulls(context, gateway, group, change.parents)
-    decision = decide_group(config, pulls, change.files, change.blobs)
+    decision = decide_group(config, pulls, change.files, change.blobs, complete=change.complete)
     if decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
         await _complete_without_judges(context, gateway, target, output, "accept")
-    elif decision.plan is GroupPlan.NOTHING or rules.push_needs_no_run(config, target):
+    elif decision.plan is GroupPlan.NOTHING:
         output = render_nothing_to_judge("the merge group changes no watched file")
         await _complete_without_judges(context, gateway, target, output, "skipped")
     else:

@@ -124,8 +124,13 @@ def decide_group(
     pulls: Sequence[GroupPull],
     group_changed: Sequence[ChangedPath],
     group_blobs: Mapping[str, str | None],
+    *,
+    complete: bool = True,
 ) -> GroupDecision:
-    """`group_blobs`: the blob each file the group changes has at its head (None: removed)."""
+    """`group_blobs`: the blob each file the group changes has at its head (None: removed).
+    `complete`: GitHub listed every file and commit of the group; when it may have cut
+    them, what it left out is unknown, so the group is judged (never passed on the pull
+    requests' verdicts, never "nothing to judge")."""
     unaccepted = tuple(p.number for p in pulls if not p.accepted)
     group_watched = watched_paths(config, group_changed)
     judged = [p for p in pulls if p.accepted]
@@ -139,6 +144,8 @@ def decide_group(
             )
         )
     )
+    if not complete:
+        return GroupDecision(GroupPlan.JUDGE, unaccepted, extra)
     if pulls and not unaccepted and not extra:
         return GroupDecision(GroupPlan.PASS)
     if not group_watched:

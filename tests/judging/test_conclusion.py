@@ -100,6 +100,7 @@ for _cause in (
     Cause.FOUR_EYES,
     Cause.MECHANICAL,
     Cause.PARTIAL_VIEW,
+    Cause.UNANSWERED,
     Cause.NOTHING_TO_JUDGE,
     Cause.SKIP_GRANTED,
     Cause.CI_WAIT,
@@ -229,6 +230,27 @@ def test_a_budget_cut_mid_judgment_is_a_budget_refusal() -> None:
     assert wall_clock is not None
     slow = make_round(verdict=None, scores={}, average=None, error=wall_clock.error)
     assert cause_of(make_unjudged(mode="quick", previous_rounds=[slow])) is Cause.JUDGES
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        ("unparseable answer: expected JSON", Cause.UNANSWERED),
+        ("empty answer", Cause.UNANSWERED),
+        ("timeout after 30s", Cause.JUDGES),
+        ("timeout", Cause.JUDGES),
+        ("HTTP 429 from openai", Cause.JUDGES),
+        ("HTTP 503 from openai", Cause.JUDGES),
+        ("transport error (ConnectError)", Cause.JUDGES),
+        ("malformed response envelope", Cause.JUDGES),
+    ],
+)
+def test_a_judge_that_answered_nothing_usable_is_no_outage(error: str, cause: Cause) -> None:
+    """Content can steer a judge off its answer format (or into a refusal): reached and
+    answering, the judge is not out, so the run is no pass in blocking mode."""
+    failed = make_round(verdict=None, scores={}, average=None, error=error)
+    record = make_unjudged(mode="quick", round=1, judge_tier=Tier.QUICK, previous_rounds=[failed])
+    assert cause_of(record) is cause
 
 
 def test_run_cause_prefers_a_refusal_among_the_undetermined_groups() -> None:

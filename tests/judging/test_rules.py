@@ -99,7 +99,9 @@ def test_push_needs_no_run(
 ) -> None:
     commits = tuple(CommitInfo("s", "m", name, name, name, name) for name in authors)
     paths = None if changed is None else tuple(ChangedPath(p, s) for p, s in changed)
-    push = target(pull_number=None, changed=paths, commits=commits)
+    # The pusher is one of the commits' people here (test_authors_counts_vouched_...
+    # covers pushers who are not).
+    push = target(pull_number=None, changed=paths, commits=commits, sender=authors[0])
     assert push_needs_no_run(parse_repo_config(config), push) is expected
 
 
@@ -186,7 +188,7 @@ def test_gate_finishes_early(
     changed = tuple(ChangedPath(p, "modified") for p in paths)
     gated = gate(
         parse_repo_config(config_text),
-        target(labels=labels, changed=changed, commits=(_commit(message),)),
+        target(labels=labels, changed=changed, commits=(_commit(message),), sender="agent"),
     )
     assert isinstance(gated, FinishEarly)
     assert gated.verdict == "skipped"
@@ -299,6 +301,8 @@ def test_skip_marker_by_mode_and_vouched_accounts(
         ({"sender": "agent"}, "Jane Doe", True),
         ({"sender": "jane"}, "agent", True),  # a commit line may add the agent
         ({"sender": "jane", "pull_author": "jane"}, "Jane Doe", False),
+        # A merge group: nobody vouched for, so typed lines cannot exempt it.
+        ({}, "Jane Doe", True),
     ],
 )
 def test_authors_counts_vouched_accounts_and_commit_lines_only_add(

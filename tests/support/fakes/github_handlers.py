@@ -330,8 +330,9 @@ class RestHandlers:
                 "ahead_by": len(ahead),
                 "behind_by": len(behind),
                 "total_commits": len(ahead),
-                "commits": [self.shapes.commit_json(repo, sha) for sha in ahead],
-                "files": [self.shapes.diff_entry(repo, head, c) for c in changes],
+                # As GitHub documents: unpaged, the last 250 commits; at most 300 files.
+                "commits": [self.shapes.commit_json(repo, sha) for sha in ahead[-250:]],
+                "files": [self.shapes.diff_entry(repo, head, c) for c in changes[:300]],
             },
         )
 
