@@ -361,3 +361,26 @@ async def test_a_quick_accept_of_a_cut_note_goes_to_the_deep_judge(advisory_bot:
     assert [len(bot.llm.requests_for(QUICK)), len(bot.llm.requests_for(DEEP))] == [1, 1]
     assert "Unsupported claim." in bot.llm.requests_for(DEEP)[0].user_text
     assert run.conclusion == "failure"
+
+
+# -- 9. trailers may exclude a family, never make the panel more lenient ------------------
+
+
+async def test_trailers_naming_the_deeper_judges_leave_no_lone_quick_accept(
+    advisory_bot: Harness,
+) -> None:
+    """Two Co-authored-by lines name the deep and tiebreaker families: they are unseated
+    (four-eyes), and the quick judge's accept alone does not pass."""
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n")
+    bot.llm.script(QUICK, scores(*ACCEPT))
+    message = (
+        "Add notes\n\n"
+        "Co-authored-by: Kimi K2 <kimi@moonshot.example>\n"
+        "Co-authored-by: Llama 3.3 <llama@meta.example>\n"
+    )
+    _, sha = await open_pull_request(bot, message=message)
+    [run] = bot.check_runs(sha=sha)
+    assert len(bot.llm.requests_for(QUICK)) == 1
+    assert run.conclusion == "action_required"
+    assert "four-eyes" in run.output["summary"]
