@@ -138,9 +138,11 @@ def test_run_conclusion_for_every_verdict_mode_cause_and_outage_rule(
 
 def test_paths_that_pass_a_blocking_check() -> None:
     """The measure of the issue: how many (verdict, cause) paths end success or neutral
-    in blocking mode. Before the gate guarantee: accept, and undetermined for the judges,
-    unconfigured and mechanical, plus the flow's skip, nothing-to-judge, CI wait, loop
-    hold, unreadable file, config error and gave-up runs (all neutral): 11. After: 4."""
+    in blocking mode. Before the gate guarantee: accept, undetermined for the judges,
+    unconfigured and mechanical (the table then), and nine runs no table covered that all
+    ended neutral (a skip label, the `[skip judge]` marker, nothing to judge, a CI wait,
+    a loop hold, no readable file, a config error, a models error, a give-up): 13. After:
+    4, and 3 with `on_outage: block`."""
     passing = {
         (verdict, cause)
         for verdict in Verdict

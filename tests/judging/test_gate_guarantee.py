@@ -15,7 +15,7 @@ import pytest
 
 from bot.github.client import GitHubApp
 from tests.support.fakes.github_server import FakeGitHub
-from tests.support.fakes.llm_server import FakeOpenAIServer
+from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.flow_helpers import (
     ACCEPT,
     DEEP,
@@ -384,3 +384,23 @@ async def test_trailers_naming_the_deeper_judges_leave_no_lone_quick_accept(
     assert len(bot.llm.requests_for(QUICK)) == 1
     assert run.conclusion == "action_required"
     assert "four-eyes" in run.output["summary"]
+
+
+# -- the one configurable exception ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("setting", "conclusion"),
+    [("", "neutral"), ("on_outage: pass\n", "neutral"), ("on_outage: block\n", "action_required")],
+)
+async def test_a_provider_outage_passes_unless_the_repository_blocks_on_it(
+    advisory_bot: Harness, setting: str, conclusion: str
+) -> None:
+    bot = advisory_bot
+    configure(bot, "mode: blocking\n" + setting)
+    bot.llm.script(QUICK, Reply.server_error(), Reply.server_error())
+    _, sha = await open_pull_request(bot)
+    [run] = bot.check_runs(sha=sha)
+    assert run.conclusion == conclusion
+    if conclusion == "action_required":
+        assert "`on_outage` is `block`" in run.output["summary"]
