@@ -1,7 +1,7 @@
 # judge-bot, the GitHub App server, in a container. How to run it: docs/deploy.md.
 #
 #   docker build -t judge-bot .
-#   docker run -d --name judge-bot -p 3000:3000 --env-file .env -v judge-bot-data:/data judge-bot
+#   docker run -d --name judge-bot -p 127.0.0.1:3000:3000 --env-file .env -v judge-bot-data:/data judge-bot
 #
 # One container with SQLite on the /data volume is one process: never start two on the same
 # volume. For several replicas use PostgreSQL (compose.yaml).
@@ -45,9 +45,10 @@ EXPOSE 3000
 USER 10001:10001
 
 # 200 from /healthz when storage answers, 503 otherwise; urllib raises on anything but 2xx, so
-# the exit status is 0 (healthy) or 1 (unhealthy). The slim image has no curl.
+# the exit status is 0 (healthy) or 1 (unhealthy). The slim image has no curl. No proxy: urllib
+# would send even 127.0.0.1 to the one HTTP_PROXY names, and report an outbound proxy's state.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '3000'), timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request as u; u.build_opener(u.ProxyHandler({})).open('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '3000'), timeout=4)"]
 
 # SIGTERM (docker stop) shuts the server down: running deliveries get 10 seconds to finish, and
 # one cut short is taken up again once its lease (JUDGE_LEASE_SECONDS) runs out. Docker kills

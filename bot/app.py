@@ -1,11 +1,16 @@
 """The app factory: the only place that builds sessions, stores and workers.
 
 POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
-GET  /healthz       -> storage.ping
+GET  /healthz       -> storage.ping, and writes (a probe write while they were failing);
+                       ?detail=1 adds the judges' tiers and GitHub's state
 GET  /metrics       -> Prometheus text (the KPI gauges refreshed in the background)
 GET  /dashboard     -> verdicts, KPIs, providers (with DASHBOARD_TOKEN; bot.dashboard)
 GET  /              -> status page, or the registration page when APP_ID is unset
 GET  /setup/callback -> (setup mode only) GitHub's return from registering the App
+
+A request whose storage fails (the database gone, a full disk, SQLite locked by another
+process) is answered 503 with Retry-After and one log line (`storage_failures`), never
+aiohttp's 500; nothing is acknowledged that was not stored.
 """
 
 from __future__ import annotations
@@ -14,17 +19,19 @@ import asyncio
 import gc
 import hmac
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import aiohttp
 import httpx
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from gidgethub.routing import Router
 
 from bot import __version__
 from bot.dashboard.routes import add_dashboard
-from bot.github.client import GitHubApp, RetryPolicy
+from bot.github.client import GitHubApp, GitHubHealth, RetryPolicy, describe_failure, host_of
 from bot.intake.dispatch import Dispatcher
 from bot.intake.housekeeping import prune_forever
 from bot.intake.proxy import webhook_proxy_ctx
@@ -46,7 +53,7 @@ from bot.registration.routes import Registration, add_registration
 from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, kpi_metrics_ctx
 from bot.reports.thresholds import CalibrationThresholds
 from bot.routing import build_router
-from bot.services import ServiceHub, Services
+from bot.services import ServiceHub, Services, StorageWrites
 from bot.settings import Settings, load_judge_config, load_judge_section
 from bot.settings.features import FeatureSettings, load_feature_settings
 from bot.storage import storage_from_url
@@ -61,9 +68,16 @@ POOL = web.AppKey("pool", WorkerPool)
 SERVICES = web.AppKey("services", ServiceHub)
 # Each judge tier's latest status: pages read it, the provider self-check replaces it.
 TIER_BOARD = web.AppKey("tier_board", TierBoard)
+# What this process last saw of GitHub, and of writing to storage: pages and /healthz read them.
+GITHUB_HEALTH = web.AppKey("github_health", GitHubHealth)
+STORAGE_WRITES = web.AppKey("storage_writes", StorageWrites)
 
 Clock = Callable[[], datetime]
 NOTIFY_DRAIN_SECONDS = 5.0
+# What a 503 for a storage failure asks the sender to wait: a database restart takes seconds.
+STORAGE_RETRY_AFTER_SECONDS = 30
+# The shortest wait of a delivery for GitHub, whatever JUDGE_RETRY_BASE_SECONDS says.
+OUTAGE_SHORTEST_WAIT = 0.01
 
 
 def _utc_now() -> datetime:
@@ -88,7 +102,10 @@ def create_app(
     .env, as `serve` reads it); the services and the pages share that one config.
     `features` (merge queue, research rubric, notifications) likewise.
     """
-    app = web.Application(client_max_size=MAX_BODY_BYTES + 1)
+    writes = StorageWrites()
+    app = web.Application(
+        client_max_size=MAX_BODY_BYTES + 1, middlewares=[storage_failures(writes, clock)]
+    )
     metrics = Metrics()
     store = storage if storage is not None else storage_from_url(settings.database_url)
     hub = ServiceHub()
@@ -100,7 +117,10 @@ def create_app(
     feature_settings = features if features is not None else load_feature_settings()
     board = TierBoard(statuses_from_config(config))
     dispatcher = Dispatcher(routes, store, hub, clock)
-    pool = _worker_pool(settings, store, dispatcher, metrics, clock)
+    pool = _worker_pool(settings, store, dispatcher, metrics, clock, writes)
+    health = github.health if github is not None else GitHubHealth(host_of(settings.github_api_url))
+    app[GITHUB_HEALTH] = health
+    app[STORAGE_WRITES] = writes
     app[SETTINGS] = settings
     app[STORAGE] = store
     app[METRICS] = metrics
@@ -111,7 +131,7 @@ def create_app(
     app.cleanup_ctx.extend(
         [
             _storage_ctx(store),
-            _services_ctx(settings, store, metrics, hub, github, config, feature_settings),
+            _services_ctx(settings, store, metrics, hub, github, health, config, feature_settings),
             merge_queue_ctx(store, hub, clock, enabled=start_workers and settings.configured),
             _workers_ctx(settings, store, pool, clock, start_workers),
             # After the services: recovery asks GitHub through the App's client in `hub`.
@@ -130,11 +150,22 @@ def create_app(
         add_registration(app, Registration(settings, board, clock))
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/metrics", _metrics)
+    _add_webhook(app, routes, clock)
+    add_dashboard(app, settings, store, tiers=board.current, thresholds=thresholds, clock=clock)
+    # The last cleanup context: its startup runs after the others', so what they built is
+    # frozen too (what on_startup callbacks build after it is not, and need not be).
+    app.cleanup_ctx.append(_collector_ctx)
+    return app
+
+
+def _add_webhook(app: web.Application, routes: Router, clock: Clock) -> None:
+    """The webhook intake once the App is set up; until then, a 503 that says why."""
+    settings, pool = app[SETTINGS], app[POOL]
     if settings.configured and settings.webhook_secret is not None:
         handler = make_webhook_handler(
-            store,
+            app[STORAGE],
             settings.webhook_secret.get_secret_value(),
-            metrics,
+            app[METRICS],
             pool.notify,
             clock,
             router=routes,
@@ -143,11 +174,6 @@ def create_app(
         app.router.add_post(settings.webhook_path, handler)
     else:
         app.router.add_post(settings.webhook_path, _not_configured)
-    add_dashboard(app, settings, store, tiers=board.current, thresholds=thresholds, clock=clock)
-    # The last cleanup context: its startup runs after the others', so what they built is
-    # frozen too (what on_startup callbacks build after it is not, and need not be).
-    app.cleanup_ctx.append(_collector_ctx)
-    return app
 
 
 CleanupContext = Callable[[web.Application], AsyncIterator[None]]
@@ -167,12 +193,22 @@ def _kpi_gauges(
 
 
 def _worker_pool(
-    settings: Settings, store: Storage, dispatcher: Dispatcher, metrics: Metrics, clock: Clock
+    settings: Settings,
+    store: Storage,
+    dispatcher: Dispatcher,
+    metrics: Metrics,
+    clock: Clock,
+    writes: StorageWrites,
 ) -> WorkerPool:
     policy = DeliveryRetryPolicy(
         max_attempts=settings.max_attempts,
         base_seconds=settings.retry_base_seconds,
         max_seconds=settings.retry_max_seconds,
+        outage_window=timedelta(hours=settings.github_outage_hours),
+        # The same schedule as a failed attempt's, never none at all: a delivery waiting for
+        # GitHub must not be claimed again at once, over and over, while GitHub is down.
+        outage_base_seconds=max(settings.retry_base_seconds, OUTAGE_SHORTEST_WAIT),
+        outage_max_seconds=max(settings.retry_max_seconds, OUTAGE_SHORTEST_WAIT),
     )
     return WorkerPool(
         [
@@ -185,6 +221,7 @@ def _worker_pool(
                 max_run_seconds=settings.max_run_seconds,
                 poll_interval=settings.poll_interval,
                 clock=clock,
+                writes=writes,
             )
             for _ in range(settings.workers)
         ]
@@ -209,14 +246,16 @@ def _services_ctx(
     metrics: Metrics,
     hub: ServiceHub,
     github: GitHubApp | None,
+    health: GitHubHealth,
     config: JudgeConfig,
     features: FeatureSettings,
 ) -> CleanupContext:
     """The HTTP clients live as long as the app; the services built on them go in `hub`.
-    In setup mode (no APP_ID) there is no GitHub client and so no services."""
+    In setup mode (no APP_ID) there is no GitHub client and so no services. The GitHub
+    client's session honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as the LLM's does."""
 
     async def services_ctx(app: web.Application) -> AsyncIterator[None]:
-        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60), trust_env=True)
         llm_client = httpx.AsyncClient(timeout=httpx.Timeout(60.0, connect=10.0))
         client = github
         if client is None and settings.configured:
@@ -229,6 +268,7 @@ def _services_ctx(
                 policy=RetryPolicy(write_interval=settings.write_interval),
                 on_response=metrics.observe_github_response,
                 on_pause=metrics.observe_github_pause,
+                health=health,
             )
         notifier = Notifier(
             features.notify, llm_client, store, on_outcome=metrics.observe_notification
@@ -320,27 +360,102 @@ async def _collector_ctx(app: web.Application) -> AsyncIterator[None]:
     _COLLECTOR.stop()
 
 
+def storage_failure(exc: BaseException) -> bool:
+    """Whether `exc` is the database failing rather than the App's bug: either backend's
+    driver (asyncpg is matched by module, so a SQLite deployment never imports it), the
+    disk or the network to the database, or a store that could not open. An HTTP client's
+    error is some other service's."""
+    if isinstance(exc, aiohttp.ClientError):
+        return False
+    if isinstance(exc, StorageUnavailable | sqlite3.Error | OSError):
+        return True
+    return any(cls.__module__.split(".")[0] == "asyncpg" for cls in type(exc).__mro__)
+
+
+def storage_failures(writes: StorageWrites, clock: Clock) -> Middleware:
+    """The middleware answering a request whose storage failed: a deliberate 503 with
+    Retry-After and one log line (its traceback at DEBUG), instead of aiohttp's 500 and a
+    traceback per request. A failed write (any request but a GET) is noted in `writes` for
+    /healthz. Nothing else is caught."""
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except web.HTTPException:
+            raise
+        except Exception as exc:
+            if not storage_failure(exc):
+                raise
+            error = describe_failure(exc)
+            if request.method != "GET":
+                writes.failed(clock(), error)
+            context = {"delivery_id": request.headers.get("X-GitHub-Delivery")}
+            log.error(
+                "storage failed, answered 503: %s %s: %s",
+                request.method,
+                request.path,
+                error,
+                extra=context,
+            )
+            log.debug("storage failure", exc_info=exc, extra=context)
+            return web.json_response(
+                {"ok": False, "error": "storage unavailable; try again later"},
+                status=503,
+                headers={"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)},
+            )
+
+    return middleware
+
+
 async def _status_page(request: web.Request) -> web.Response:
     counts = await request.app[STORAGE].count_deliveries()
     tiers = request.app[TIER_BOARD].current()
-    return web.Response(
-        text=render_status_page(request.app[SETTINGS], counts, __version__, tiers),
-        content_type="text/html",
+    text = render_status_page(
+        request.app[SETTINGS],
+        counts,
+        __version__,
+        tiers,
+        github=request.app[GITHUB_HEALTH],
+        writes=request.app[STORAGE_WRITES],
     )
+    return web.Response(text=text, content_type="text/html")
+
+
+async def _writes_work(app: web.Application, clock: Clock) -> bool:
+    """While writes were seen failing, one probe write says whether they work again."""
+    writes = app[STORAGE_WRITES]
+    if not writes.failing:
+        return True
+    now = clock()
+    try:
+        await app[STORAGE].write_probe(now)
+    except Exception as exc:  # noqa: BLE001 - any failure to write means "unhealthy"
+        writes.failed(now, describe_failure(exc))
+        return False
+    writes.succeeded(now)
+    return True
 
 
 async def _healthz(request: web.Request) -> web.Response:
     try:
-        healthy = await request.app[STORAGE].ping()
-    except Exception:  # any storage failure means "unhealthy"
-        log.exception("health check: storage did not answer")
-        healthy = False
-    status = 200 if healthy else 503
+        answers = await request.app[STORAGE].ping()
+    except Exception as exc:  # noqa: BLE001 - any storage failure means "unhealthy"
+        log.warning("health check: storage did not answer: %s", describe_failure(exc))
+        answers = False
+    writing = answers and await _writes_work(request.app, _utc_now)
+    healthy = answers and writing
     body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "storage": healthy}
-    if request.query.get("detail") == "1":
-        # Informational: a missing model fails its tier open, never the service's health.
+    detail = request.query.get("detail") == "1"
+    if request.app[STORAGE_WRITES].failing or detail:
+        body["storage_writes"] = request.app[STORAGE_WRITES].detail()
+    if detail:
+        # Informational: a missing model fails its tier open, never the service's health;
+        # GitHub's outage is not this server's, and restarting it would not end it.
         body["judge"] = health_detail(request.app[TIER_BOARD].current())
-    return web.json_response(body, status=status)
+        if request.app[SETTINGS].configured:
+            body["github"] = request.app[GITHUB_HEALTH].detail()
+    return web.json_response(body, status=200 if healthy else 503)
 
 
 def metrics_allowed(token: str | None, authorization: str | None) -> bool:

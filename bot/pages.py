@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from bot.github.client import GitHubHealth
 from bot.judge.engine.tier_status import TierStatus
+from bot.services import StorageWrites
 from bot.settings import Settings
 from bot.storage.base import DeliveryStatus
 
@@ -61,11 +64,55 @@ def tier_rows(statuses: Iterable[TierStatus]) -> list[TierRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class LinkRow:
+    """One thing the App depends on (GitHub, writing to storage), as the status page says it."""
+
+    name: str
+    state: str
+    last_success: str
+    failing_since: str
+    last_error: str
+
+
+def _when(moment: datetime | None) -> str:
+    return "-" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def link_rows(github: GitHubHealth | None, writes: StorageWrites | None) -> list[LinkRow]:
+    """GitHub's state and the storage writes', in words: a dash for what is not known."""
+    rows: list[LinkRow] = []
+    if github is not None:
+        rows.append(
+            LinkRow(
+                f"GitHub ({github.host})" if github.host else "GitHub",
+                github.state(),
+                _when(github.last_success),
+                _when(github.failing_since),
+                (github.last_error or "") if github.failing else "",
+            )
+        )
+    if writes is not None:
+        rows.append(
+            LinkRow(
+                "storage writes",
+                "failing" if writes.failing else "ok",
+                _when(writes.last_success),
+                _when(writes.failing_since),
+                (writes.last_error or "") if writes.failing else "",
+            )
+        )
+    return rows
+
+
 def render_status_page(
     settings: Settings,
     counts: Mapping[DeliveryStatus, int],
     version: str,
     tiers: Sequence[TierStatus] = (),
+    *,
+    github: GitHubHealth | None = None,
+    writes: StorageWrites | None = None,
 ) -> str:
     return (
         environment()
@@ -76,5 +123,6 @@ def render_status_page(
             counts={status.value: counts.get(status, 0) for status in DeliveryStatus},
             version=version,
             tiers=tier_rows(tiers),
+            links=link_rows(github, writes),
         )
     )

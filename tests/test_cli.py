@@ -84,6 +84,7 @@ def started(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[di
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LOG_FORMAT", "json")
     monkeypatch.setenv("LOG_LEVEL", "info")
+    monkeypatch.setenv("PORT", "0")  # serve binds for real: never clash with a busy port
     monkeypatch.setattr(web, "run_app", lambda *args, **kwargs: None)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level

@@ -34,11 +34,13 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from bot.judge.config import JudgeConfig
+from bot.dashboard.access import cookie_name
 from bot.settings import Settings
 from bot.storage import storage_from_url
 from bot.storage.base import MAX_BODY_BYTES
 from bot.storage.sqlite import SqliteStorage
+from tests.support.app_helpers import make_settings, running_app
+from tests.support.setting_names import all_setting_names
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
@@ -373,21 +375,71 @@ def environment(name: str) -> dict[str, str]:
     return {key: str(value) for key, value in _mapping(env, f"{name}.environment").items()}
 
 
-_VARIABLE = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
+_VARIABLE = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:?[-?+])(?P<arg>[^}]*))?\}")
+_EXPRESSION = re.compile(r"(?P<name>\w+)(?P<op>:?[-?+])?")
 
 
 def interpolate(text: str, values: Mapping[str, str]) -> str:
-    """Compose's `${NAME}`, `${NAME:-default}` and `${NAME:?error}` with `values` as .env."""
+    """Compose's `${NAME}`, `${NAME:-default}`, `${NAME:?error}` and `${NAME:+replacement}`
+    (and their forms without `:`, for unset only), nested as Compose nests them, with `values`
+    as .env; `$$` is a dollar sign."""
+    return _interpolate(text.replace("$$", "\x00"), values).replace("\x00", "$")
 
-    def substitute(match: re.Match[str]) -> str:
-        name, op, arg = match["name"], match["op"], match["arg"]
-        value = values.get(name)
-        if value:
-            return value
-        assert op != ":?", f"compose would stop: {arg}"
-        return arg if op == ":-" else ""
 
-    return _VARIABLE.sub(substitute, text.replace("$$", "\x00")).replace("\x00", "$")
+def _interpolate(text: str, values: Mapping[str, str]) -> str:
+    out: list[str] = []
+    at = 0
+    while (start := text.find("${", at)) != -1:
+        out.append(text[at:start])
+        value, at = _expression(text, start + 2, values)
+        out.append(value)
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _expression(text: str, at: int, values: Mapping[str, str]) -> tuple[str, int]:
+    """The value of the `${...}` whose name starts at `at`, and where it ends. The argument
+    is read only when its operator needs it, as Compose does."""
+    match = _EXPRESSION.match(text, at)
+    assert match is not None, f"not a Compose variable: {text[at - 2 :]}"
+    name, op = match["name"], match["op"] or ""
+    end = _closing_brace(text, match.end())
+    argument = text[match.end() : end]
+    present = bool(values.get(name)) if op.startswith(":") or not op else name in values
+    kind = op[-1:]
+    if kind == "-":
+        value = values[name] if present else _interpolate(argument, values)
+    elif kind == "?":
+        assert present, f"compose would stop: {_interpolate(argument, values)}"
+        value = values[name]
+    elif kind == "+":
+        value = _interpolate(argument, values) if present else ""
+    else:
+        value = values.get(name, "")
+    return value, end + 1
+
+
+def _closing_brace(text: str, at: int) -> int:
+    depth = 0
+    for index in range(at, len(text)):
+        if text.startswith("${", index):
+            depth += 1
+        elif text[index] == "}":
+            if depth == 0:
+                return index
+            depth -= 1
+    raise AssertionError(f"an unclosed ${{ in {text!r}")
+
+
+def test_interpolation_follows_compose() -> None:
+    values = {"SET": "v", "EMPTY": ""}
+    assert interpolate("${SET}/${UNSET}/$${SET}", values) == "v//${SET}"
+    assert interpolate("${UNSET:-d} ${EMPTY:-d} ${EMPTY-d} ${SET:-d}", values) == "d d  v"
+    assert interpolate("${SET:+r} ${EMPTY:+r} ${EMPTY+r} ${UNSET+r}", values) == "r  r "
+    assert interpolate("${UNSET:-${SET:+https://${SET}}}", values) == "https://v"
+    assert interpolate("${SET:-${UNSET:?never read}}", values) == "v"
+    with pytest.raises(AssertionError, match="compose would stop: set it"):
+        interpolate("${EMPTY:?set it}", values)
 
 
 def test_compose_has_the_database_the_app_and_the_proxy() -> None:
@@ -495,6 +547,77 @@ def test_caddy_accepts_the_proxy_configuration(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
 
 
+def compose_app_environment(env_file: Mapping[str, str]) -> dict[str, str]:
+    """The app container's environment as Compose makes it: `.env` (`env_file`), then
+    `environment`, which wins, interpolated with `.env`."""
+    return {**env_file, **{k: interpolate(v, env_file) for k, v in environment("app").items()}}
+
+
+@pytest.mark.parametrize(
+    ("env_file", "base_url"),
+    [
+        ({"PUBLIC_HOST": "judge.example.com"}, "https://judge.example.com"),
+        ({}, ""),
+        ({"PUBLIC_HOST": "", "BASE_URL": ""}, ""),
+        (
+            {"PUBLIC_HOST": "judge.example.com", "BASE_URL": "https://judge.example.com:8443"},
+            "https://judge.example.com:8443",
+        ),
+    ],
+)
+def test_the_app_is_told_its_public_address(env_file: dict[str, str], base_url: str) -> None:
+    """Caddy ends TLS: the app must learn its https address from BASE_URL, set from
+    PUBLIC_HOST unless .env sets it; empty for the plain-HTTP trial (empty is unset)."""
+    env = compose_app_environment({"POSTGRES_PASSWORD": "pw", **env_file})
+    assert env["BASE_URL"] == base_url
+    assert Settings(_env_file=None, BASE_URL=env["BASE_URL"]).base_url == (base_url or None)
+
+
+TOKEN = "dashboard-token-0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("public_host", "origin"),
+    [("judge.example.com", "https://judge.example.com"), ("", "http://judge.example.com")],
+)
+async def test_dashboard_sign_in_through_the_bundled_proxy(
+    tmp_path: Path, github_keypair: Any, public_host: str, origin: str
+) -> None:
+    """A browser at https://PUBLIC_HOST signs in through Caddy, which keeps the Host header,
+    adds X-Forwarded-*, and speaks plain http to the replica: the real app with the settings
+    compose.yaml gives it (BASE_URL; the database stays a local SQLite file here). With
+    PUBLIC_HOST unset, the trial on plain http."""
+    env = compose_app_environment(
+        {"POSTGRES_PASSWORD": "pw", "PUBLIC_HOST": public_host, "DASHBOARD_TOKEN": TOKEN}
+    )
+    settings = make_settings(
+        github_keypair.private_pem,
+        tmp_path,
+        BASE_URL=env["BASE_URL"],
+        DASHBOARD_TOKEN=env["DASHBOARD_TOKEN"],
+    )
+    forwarded = {
+        "Host": urlsplit(origin).netloc,
+        "X-Forwarded-For": "203.0.113.9",
+        "X-Forwarded-Host": urlsplit(origin).netloc,
+        "X-Forwarded-Proto": urlsplit(origin).scheme,
+    }
+    async with running_app(settings, start_workers=False) as (client, _):
+        signed = await client.post(
+            "/dashboard/sign-in",
+            data={"token": TOKEN},
+            headers={**forwarded, "Origin": origin},
+            allow_redirects=False,
+        )
+        assert signed.status == 303, await signed.text()
+        cookie = signed.cookies[cookie_name(origin.startswith("https:"))]
+        page = await client.get(
+            "/dashboard", headers={**forwarded, "Cookie": f"{cookie.key}={cookie.value}"}
+        )
+        assert page.status == 200, await page.text()
+    assert bool(cookie["secure"]) is origin.startswith("https:"), "Secure over https"
+
+
 # -- docs/deploy.md ------------------------------------------------------------------------
 
 # Variables the page names that are not judge-bot's: Compose's, PostgreSQL's driver's, OpenSSL's.
@@ -504,12 +627,15 @@ NOT_OURS = {
     "PGSSLMODE": "the PostgreSQL driver",
     "PGSSLROOTCERT": "the PostgreSQL driver",
     "SSL_CERT_FILE": "OpenSSL",
+    "HTTP_PROXY": "the standard proxy variables",
+    "HTTPS_PROXY": "the standard proxy variables",
+    "ALL_PROXY": "the standard proxy variables",
+    "NO_PROXY": "the standard proxy variables",
 }
 
 
 def judge_bot_settings() -> set[str]:
-    server = {str(field.alias) for field in Settings.model_fields.values() if field.alias}
-    return server | {f"JUDGE_{name.upper()}" for name in JudgeConfig.model_fields}
+    return all_setting_names()
 
 
 def test_deploy_doc_names_only_settings_that_exist() -> None:
@@ -536,6 +662,28 @@ def test_deploy_doc_links_resolve() -> None:
             assert target[1:] in anchors, target
         elif "://" not in target:
             assert (DEPLOY_DOC.parent / target.split("#")[0]).exists(), target
+
+
+def deploy_section(heading: str) -> str:
+    text = DEPLOY_DOC.read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match is not None, f"docs/deploy.md has no section {heading!r}"
+    return match[1]
+
+
+def test_deploy_doc_says_a_tls_proxy_needs_base_url() -> None:
+    section = deploy_section("Behind a reverse proxy")
+    assert "BASE_URL" in section
+    assert "reads none of them" not in section, "the Host header and BASE_URL matter"
+    compose_walk_through = deploy_section("Compose: PostgreSQL and several replicas")
+    assert "BASE_URL" in compose_walk_through
+
+
+def test_deploy_doc_explains_the_outbound_proxy() -> None:
+    section = deploy_section("Behind an outbound proxy")
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "SSL_CERT_FILE"):
+        assert f"`{name}`" in section, name
+    assert "--env-file" in section and "compose" in section.lower()
 
 
 # -- the command and the health check, run ------------------------------------------------
@@ -610,6 +758,12 @@ def test_health_checks_pass_on_the_running_server_and_fail_once_it_stops(
     assert _run_check(compose_check, env) == 0
     elsewhere = {**env, "PORT": str(free_port())}
     assert _run_check(healthcheck_command(), elsewhere) == 1, "the check follows PORT"
+
+    # An outbound proxy in the settings (HTTP_PROXY) is not asked about 127.0.0.1.
+    dead_proxy = f"http://127.0.0.1:{free_port()}"
+    proxied = {**env, "HTTP_PROXY": dead_proxy, "http_proxy": dead_proxy}
+    assert _run_check(healthcheck_command(), proxied) == 0
+    assert _run_check(compose_check, proxied) == 0
 
     process.send_signal(signal.SIGTERM)  # docker stop
     assert process.wait(20) == 0, "SIGTERM is a clean shutdown"

@@ -12,16 +12,27 @@
 Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
 commands read the same environment, the same `.env` and the same database. A closed
 stdout ends any command quietly (`bot.cli.terminal.guard_closed_stdout`).
+
+`serve` takes its address before it says it listens: a busy port is one line and exit 2.
+It bounds how long a client may hold a connection (`bot.settings.server`): aiohttp's
+keep-alive timeout closes a connection that goes that long without a complete request head
+(idle, or trickling its headers; aiohttp 3.14.5 starts that timer when a connection opens),
+and `body_deadline` answers 408 to a body that is not all in within its timeout, which
+aiohttp has no setting for. Request bodies are never inflated: nothing judge-bot serves
+reads a compressed one, and inflating is how a few kilobytes become gigabytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import socket
 import sys
 from collections.abc import Sequence
 
-from aiohttp import web
+from aiohttp import StreamReader, web
+from aiohttp.typedefs import Handler, Middleware
 
 from bot import __version__
 from bot.app import create_app
@@ -29,14 +40,21 @@ from bot.cli import deliveries, judge, replay, reports
 from bot.cli.terminal import guard_closed_stdout
 from bot.judge.config import JudgeConfig
 from bot.logs import configure_logging
-from bot.settings import Settings, SettingsError, load_judge_config, load_settings
-from bot.settings.features import load_feature_settings
+from bot.settings import (
+    Settings,
+    SettingsError,
+    load_judge_config,
+    load_judge_section,
+    load_settings,
+)
+from bot.settings.features import FeatureSettings, load_feature_settings
+from bot.settings.server import ServerSettings
 from bot.storage.base import StorageUnavailable, describe_database
 
 log = logging.getLogger("bot")
 
 SETUP_HINT = (
-    'APP_ID is not set: open http://%s:%d/ and press "Register the GitHub App" '
+    'APP_ID is not set: open %s and press "Register the GitHub App" '
     "(docs/registration.md); set BASE_URL, or WEBHOOK_PROXY_URL, first so GitHub can reach "
     "this server"
 )
@@ -62,17 +80,95 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _start_log(settings: Settings, judge_config: JudgeConfig) -> None:
+def browse_url(host: str, port: int) -> str:
+    """A URL a person can open for a server bound to `host`: bound to every address, it is
+    this machine's (http://0.0.0.0/ is no address to browse to)."""
+    name = "localhost" if host in ("", "0.0.0.0", "::", "[::]") else host
+    if ":" in name and not name.startswith("["):
+        name = f"[{name}]"  # an IPv6 address
+    return f"http://{name}:{port}/"
+
+
+def listening_sockets(host: str, port: int) -> list[socket.socket]:
+    """Sockets listening on every address `host` names, bound as aiohttp would bind them
+    (address reuse; IPv6 sockets for IPv6 only). OSError when any address cannot be had."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            # Listening now, not once the app has started: a second server on the port is
+            # refused here rather than after its start-up.
+            sock.listen(128)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def _start_log(settings: Settings, judge_config: JudgeConfig, port: int) -> None:
+    url = browse_url(settings.host, port)
     if not settings.configured:
-        log.warning(SETUP_HINT, settings.host, settings.port)
+        log.warning(SETUP_HINT, url)
     log.info("judge tiers: %s", judge_config.describe_tiers())
     log.info(
-        "judge-bot %s listening on %s:%d, database %s",
+        "judge-bot %s listening on %s, open %s; database %s",
         __version__,
-        settings.host,
-        settings.port,
+        _address(settings.host, port),
+        url,
         describe_database(settings.database_url),
     )
+
+
+def _address(host: str, port: int) -> str:
+    shown = host or "*"
+    return f"[{shown}]:{port}" if ":" in shown and not shown.startswith("[") else f"{shown}:{port}"
+
+
+class BodyTimedOut(TimeoutError):
+    """A request's body did not all arrive within its time. A TimeoutError, so that aiohttp,
+    discarding the rest of the body after the answer, stops quietly when it meets it."""
+
+
+def body_deadline(seconds: float) -> Middleware:
+    """Answers 408, and closes the connection, when a request's body is not all in `seconds`
+    after its head. The handler is not cancelled: only its reads of the body fail, so
+    nothing it does once it has the body (a delivery half stored) is cut short."""
+
+    @web.middleware
+    async def deadline(request: web.Request, handler: Handler) -> web.StreamResponse:
+        body = request.content
+        if body.is_eof():  # no body, or all of it in already
+            return await handler(request)
+        timer = asyncio.get_running_loop().call_later(seconds, _expire, body)
+        try:
+            return await handler(request)
+        except BodyTimedOut:
+            log.warning(
+                "request body not received within %g s (JUDGE_BODY_TIMEOUT_SECONDS): answered 408",
+                seconds,
+            )
+            response = web.json_response(
+                {"ok": False, "error": f"request body not received within {seconds:g} s"},
+                status=408,
+            )
+            response.force_close()
+            return response
+        finally:
+            timer.cancel()
+
+    return deadline
+
+
+def _expire(body: StreamReader) -> None:
+    if not body.is_eof():
+        body.set_exception(BodyTimedOut())
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -81,6 +177,7 @@ def _serve(args: argparse.Namespace) -> int:
         settings = load_settings()
         judge_config = load_judge_config()
         features = load_feature_settings()
+        server = load_judge_section(ServerSettings)
     except SettingsError as exc:
         sys.stderr.write(f"judge-bot: configuration error: {exc}\n")
         return 2
@@ -91,13 +188,41 @@ def _serve(args: argparse.Namespace) -> int:
         level_in_string=settings.log_level_in_string,
         message_key=settings.log_message_key,
     )
-    _start_log(settings, judge_config)
+    try:
+        sockets = listening_sockets(settings.host, settings.port)
+    except OSError as exc:
+        where = _address(settings.host, settings.port)
+        sys.stderr.write(
+            f"judge-bot: cannot listen on {where} (HOST, PORT): {exc.strerror or exc}\n"
+        )
+        return 2
+    try:
+        _start_log(settings, judge_config, sockets[0].getsockname()[1])
+        return _run(settings, judge_config, features, server, sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _run(
+    settings: Settings,
+    judge_config: JudgeConfig,
+    features: FeatureSettings,
+    server: ServerSettings,
+    sockets: list[socket.socket],
+) -> int:
+    app = create_app(settings, judge_config=judge_config, features=features)
+    # Innermost: the 408 is answered before any other middleware meets the timeout (an
+    # OSError, as every TimeoutError is).
+    app.middlewares.append(body_deadline(server.body_timeout_seconds))
     try:
         web.run_app(
-            create_app(settings, judge_config=judge_config, features=features),
-            host=settings.host,
-            port=settings.port,
+            app,
+            sock=sockets,
             print=None,
+            keepalive_timeout=server.keepalive_timeout_seconds,
+            # Passed on to aiohttp's request handler (module docstring).
+            auto_decompress=False,
         )
     except StorageUnavailable as exc:
         where = describe_database(settings.database_url)

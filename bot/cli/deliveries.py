@@ -1,7 +1,10 @@
 """Operators' delivery commands for the `judge-bot` CLI.
 
-    judge-bot deliveries list [--failed] [--limit N] [--database-url URL]
+    judge-bot deliveries list [--failed] [--limit N] [--wide | --json] [--database-url URL]
     judge-bot deliveries retry (ID | --all-failed) [--database-url URL]
+
+`list` prints a table whose last error is cut to fit a line; `--wide` prints it whole (and
+when the next try is due), `--json` every field but the body, one JSON array, for scripts.
 
 `retry` re-queues through `Storage.requeue_failed`, the same conditional update GitHub's
 "Redeliver" uses, so a delivery a worker holds or has finished is never queued again, and
@@ -14,6 +17,7 @@ not failed, a bad DATABASE_URL or a database that cannot be read.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -31,6 +35,7 @@ DATABASE_HELP = (
 )
 ERROR_CHARS = 60
 COLUMNS = ("id", "event", "action", "repository", "status", "attempts", "last error")
+WIDE_COLUMNS = (*COLUMNS[:-1], "received", "next try", "last error")
 
 T = TypeVar("T")
 
@@ -43,23 +48,69 @@ def _shorten(text: str | None, limit: int = ERROR_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def render_deliveries(deliveries: list[Delivery]) -> str:
-    rows = [COLUMNS] + [
-        (
+def _when(moment: datetime | None) -> str:
+    return "-" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _next_try(delivery: Delivery) -> str:
+    """When a pending delivery is due; nothing is for the others."""
+    if delivery.status is not DeliveryStatus.PENDING:
+        return "-"
+    return _when(delivery.next_attempt_at)
+
+
+def render_deliveries(deliveries: list[Delivery], *, wide: bool = False) -> str:
+    """The table, one delivery a line. `wide`: the last error whole (on its one line), with
+    when each delivery arrived and when a pending one is tried next."""
+    columns = WIDE_COLUMNS if wide else COLUMNS
+    rows: list[tuple[str, ...]] = [columns]
+    for d in deliveries:
+        first = (
             d.delivery_id,
             d.event,
             d.action or "-",
             d.repository or "-",
             d.status.value,
             str(d.attempts),
-            _shorten(d.last_error),
         )
-        for d in deliveries
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+        if wide:
+            error = _shorten(d.last_error, limit=len(d.last_error or ""))
+            rows.append((*first, _when(d.received_at), _next_try(d), error))
+        else:
+            rows.append((*first, _shorten(d.last_error)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return "\n".join(
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
+    )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def deliveries_json(deliveries: list[Delivery]) -> str:
+    """Every field of each delivery but its body, as a JSON array (times in ISO 8601 UTC)."""
+    return json.dumps(
+        [
+            {
+                "delivery_id": d.delivery_id,
+                "event": d.event,
+                "action": d.action,
+                "installation_id": d.installation_id,
+                "repository": d.repository,
+                "status": d.status.value,
+                "attempts": d.attempts,
+                "received_at": _iso(d.received_at),
+                "next_attempt_at": _iso(d.next_attempt_at),
+                "finished_at": _iso(d.finished_at),
+                "lease_owner": d.lease_owner,
+                "lease_expires_at": _iso(d.lease_expires_at),
+                "last_error": d.last_error,
+            }
+            for d in deliveries
+        ],
+        indent=2,
     )
 
 
@@ -84,7 +135,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     listed = run_on_database(args, lambda storage: storage.list_deliveries(status, args.limit))
     if isinstance(listed, int):
         return listed
-    out(render_deliveries(listed))
+    out(deliveries_json(listed) if args.json else render_deliveries(listed, wide=args.wide))
     return 0
 
 
@@ -118,6 +169,15 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--failed", action="store_true", help="only deliveries parked as failed")
     listing.add_argument(
         "--limit", type=_positive, default=50, help="at most this many rows (default 50)"
+    )
+    view = listing.add_mutually_exclusive_group()
+    view.add_argument(
+        "--wide",
+        action="store_true",
+        help="the last error whole, with when each arrived and is tried next",
+    )
+    view.add_argument(
+        "--json", action="store_true", help="every field but the body, as a JSON array"
     )
     listing.add_argument("--database-url", help=DATABASE_HELP)
     listing.set_defaults(handler=_cmd_list)

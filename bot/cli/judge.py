@@ -3,7 +3,7 @@
     judge-bot judge --task-id ID --description TEXT --acceptance TEXT [options] FILE...
     judge-bot pre-push [REMOTE] [URL] [--database-url URL]   (run by git; bot.cli.pre_push)
     judge-bot install-hook [--force] [--python PATH]          (writes .git/hooks/pre-push)
-    judge-bot verdicts export [--since ISO] [--task-id ID] [--database-url URL]
+    judge-bot verdicts export [--since DATE|TIME] [--task-id ID] [--database-url URL]
 
 `judge` exits 0 accepted, 1 rejected, 2 human fallback (escalate or improve),
 3 undetermined: also whenever nothing was judged (usage, configuration, input and
@@ -15,7 +15,8 @@ Settings come from `bot.settings`' one loader (environment, then `.env`), so the
 commands and `serve` agree. Records go to `--database-url`, else DATABASE_URL, else
 `judge-bot.sqlite3` at the top of the git work tree (outside one: the working directory).
 Git runs the hook at the top of the work tree, so `verdicts export` anywhere in the
-repository reads what the hook wrote; `install-hook` keeps that file out of `git status`.
+repository reads what the hook wrote; `install-hook` keeps that file, and the `.env` that
+holds the user's key, out of `git status` and commits.
 
 A reader that stops early (`| head`) closes stdout: every command then stops quietly
 (`guard_closed_stdout`) with status 141, as a process killed by SIGPIPE reports, except
@@ -36,14 +37,24 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
 import httpx
+from dotenv import dotenv_values
 
 from bot.cli.database import database_failure
-from bot.cli.pre_push import HOOK_MARKER, Git, GitError, hook_script, run_hook, skip_requested
+from bot.cli.pre_push import (
+    HOOK_MARKER,
+    Git,
+    GitError,
+    hook_script,
+    intended_mode,
+    run_hook,
+    skip_requested,
+    unreadable_configuration,
+)
 from bot.cli.terminal import drop_stdout, err, guard_closed_stdout, out
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
@@ -52,10 +63,13 @@ from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, Verdict
 from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
 from bot.settings import (
     DATABASE_FILE,
+    ENV_FILE_VARIABLE,
     SettingsError,
     load_database_url,
     load_judge_config,
     load_judge_section,
+    tracked_by_git,
+    work_tree_top,
 )
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, describe_database
@@ -247,6 +261,30 @@ async def _pre_push(
         await storage.close()
 
 
+def _dotenv_values(cwd: Path) -> dict[str, str | None]:
+    """What the `.env` the loader would consider holds, read even when the loader refuses
+    it (only for `intended_mode`); nothing when there is no such file or it is unreadable."""
+    named = os.environ.get(ENV_FILE_VARIABLE)
+    path = cwd / (named if named else ".env")
+    if named == "" or not path.is_file():
+        return {}
+    try:
+        return dict(dotenv_values(path, interpolate=False))
+    except (OSError, UnicodeError):
+        return {}
+
+
+def _configuration_refused(problem: str) -> int:
+    """Say why the push is not judged; block it in blocking mode (`unreadable_configuration`)."""
+    cwd = Path.cwd()
+    mode = intended_mode(dict(os.environ), _dotenv_values(cwd))
+    tracked = ENV_FILE_VARIABLE not in os.environ and tracked_by_git(cwd / ".env")
+    lines, code = unreadable_configuration(problem, mode, tracked)
+    for line in lines:
+        err(line)
+    return code
+
+
 def _cmd_pre_push(args: argparse.Namespace) -> int:
     if skip_requested(os.environ):
         err("[judge] GIT_JUDGE_SKIP=1 -- bypassing judge evaluation")
@@ -256,8 +294,7 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
         config = load_judge_config()
         url = _database_url(args)
     except SettingsError as exc:
-        err(f"[judge] configuration error, not judging: {exc}")
-        return 0
+        return _configuration_refused(str(exc))
     try:
         return asyncio.run(_pre_push(args, config, url, stdin_text))
     except BrokenPipeError:
@@ -277,6 +314,10 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
 # The default database and SQLite's companions, at the top of the work tree (where git
 # runs the hook): kept out of `git status` so they are never committed by accident.
 EXCLUDED = (f"/{DATABASE_FILE}", f"/{DATABASE_FILE}-*")
+# The `.env` the hook reads (top of the work tree), where a user puts the API key: in
+# the repository's own exclude file, not `.gitignore`, so installing changes no file
+# that would be committed, and nobody else's clone.
+EXCLUDED_SETTINGS = ("/.env",)
 
 
 def _git_path(name: str) -> Path | None:
@@ -294,18 +335,40 @@ def _git_path(name: str) -> Path | None:
     return path if path.is_absolute() else Path.cwd() / path
 
 
-def _exclude_database(exclude: Path) -> bool:
-    """Add `EXCLUDED` to the repository's own exclude file; True when it changed."""
+def _exclude(exclude: Path, lines: Sequence[str], heading: str) -> bool:
+    """Add the `lines` it lacks to the repository's own exclude file, under `# heading`;
+    True when it changed."""
     text = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    missing = [line for line in EXCLUDED if line not in text.splitlines()]
+    missing = [line for line in lines if line not in text.splitlines()]
     if not missing:
         return False
     exclude.parent.mkdir(parents=True, exist_ok=True)
     prefix = "" if not text or text.endswith("\n") else "\n"
     with exclude.open("a", encoding="utf-8") as out:
-        out.write(prefix + "# judge-bot's records (judge-bot install-hook)\n")
+        out.write(prefix + f"# {heading} (judge-bot install-hook)\n")
         out.write("".join(line + "\n" for line in missing))
     return True
+
+
+def _exclude_database(exclude: Path) -> bool:
+    return _exclude(exclude, EXCLUDED, "judge-bot's records")
+
+
+def _exclude_settings(exclude: Path) -> bool:
+    return _exclude(exclude, EXCLUDED_SETTINGS, "judge-bot's settings and API keys")
+
+
+def _warn_tracked_dotenv() -> None:
+    """Excluding does not untrack: a `.env` already committed is pushed with every branch."""
+    top = work_tree_top()
+    if top is None or not tracked_by_git(top / ".env"):
+        return
+    err(
+        "judge-bot: WARNING: git tracks .env, so it is committed and pushed with your API "
+        "key if it holds one, and the hook will not read it; run `git rm --cached .env`, "
+        "take it out of the commits not yet pushed, and rotate any key it held if it "
+        "was ever pushed"
+    )
 
 
 def _cmd_install_hook(args: argparse.Namespace) -> int:
@@ -321,10 +384,14 @@ def _cmd_install_hook(args: argparse.Namespace) -> int:
     hook.write_text(hook_script(args.python or sys.executable), encoding="utf-8")
     hook.chmod(0o755)
     excluded = _exclude_database(exclude)
+    settings_excluded = _exclude_settings(exclude)
+    _warn_tracked_dotenv()
     # Printed last: a reader gone already (| head) leaves the work done all the same.
     out(f"installed {hook}")
     if excluded:
         out(f"{DATABASE_FILE} kept out of git status ({exclude})")
+    if settings_excluded:
+        out(f".env kept out of git status and commits ({exclude})")
     return 0
 
 
@@ -342,22 +409,35 @@ async def _export(
     return [v.record for v in stored]
 
 
-def _since(text: str | None) -> datetime | None:
-    """`--since` as an aware datetime; raises ValueError with the line to print."""
+def parse_since(text: str | None) -> datetime | None:
+    """`--since` as an aware datetime: a plain date (`2026-02-15`) is that day's midnight
+    UTC; a time needs its timezone, since guessing one would shift the window by hours.
+    Raises ValueError with the line to print."""
     if not text:
         return None
+    stripped = text.strip()
+    if len(stripped) == 10:  # YYYY-MM-DD; fromisoformat would also take YYYYMMDD
+        try:
+            return datetime.combine(date.fromisoformat(stripped), datetime.min.time(), UTC)
+        except ValueError:
+            raise ValueError(f"--since {text!r} is not a date (YYYY-MM-DD)") from None
     try:
-        since = datetime.fromisoformat(text)
+        since = datetime.fromisoformat(stripped)
     except ValueError:
-        raise ValueError(f"--since {text!r} is not an ISO 8601 timestamp") from None
+        raise ValueError(
+            f"--since {text!r} is neither a date (YYYY-MM-DD) nor an ISO 8601 time"
+        ) from None
     if since.tzinfo is None:
-        raise ValueError("--since needs a timezone (e.g. 2026-02-15T00:00:00+00:00)")
+        raise ValueError(
+            "--since needs a timezone after a time (e.g. 2026-02-15T09:00:00+00:00), "
+            "or a plain date (2026-02-15, midnight UTC)"
+        )
     return since
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
     try:
-        since = _since(args.since)
+        since = parse_since(args.since)
         url = _database_url(args)
         storage = storage_from_url(url)  # its errors name the problem, never the URL
     except SettingsError as exc:
@@ -444,7 +524,8 @@ def register(subparsers: Any) -> None:
         "install-hook",
         help="install the judge as .git/hooks/pre-push",
         description=f"Write the pre-push hook and keep {DATABASE_FILE} (where it stores "
-        "records) out of git status through .git/info/exclude.",
+        "records) and .env (where your API key goes) out of git status and commits "
+        "through .git/info/exclude; warns when git already tracks .env.",
     )
     install.add_argument("--force", action="store_true", help="replace a foreign pre-push hook")
     install.add_argument("--python", help="interpreter the hook runs (default: this one)")
@@ -453,7 +534,11 @@ def register(subparsers: Any) -> None:
     verdicts = subparsers.add_parser("verdicts", help="read stored verdict records")
     actions = verdicts.add_subparsers(dest="verdicts_command", metavar="ACTION", required=True)
     export = actions.add_parser("export", help="print records as JSONL, oldest first")
-    export.add_argument("--since", help="only records at or after this ISO 8601 time")
+    export.add_argument(
+        "--since",
+        help="only records at or after this date (YYYY-MM-DD, midnight UTC) or ISO 8601 "
+        "time with a timezone",
+    )
     export.add_argument("--task-id", help="only records of this task")
     export.add_argument("--database-url", help=DATABASE_HELP)
     export.set_defaults(handler=_cmd_export)

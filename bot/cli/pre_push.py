@@ -15,11 +15,20 @@ ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each 
    `judge-bot verdicts export` run in the repository reads it; see bot.settings).
 
 Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) never
-blocks; blocking mode blocks only when a ref got NO-GO (`judgment.go_no_go`, the rule
-the App's records use too: any score of the deciding judgment below 3, even when the
-protocol escalated). UNDETERMINED (no judge answered), provider errors, missing
-configuration and crashes never block. `GIT_JUDGE_SKIP=1` bypasses everything, as does
-git's own `--no-verify`.
+blocks; blocking mode blocks when a ref got NO-GO (`judgment.go_no_go`, the rule the
+App's records use too: any score of the deciding judgment below 3, even when the
+protocol escalated). UNDETERMINED (no judge answered), provider errors and crashes never
+block. `GIT_JUDGE_SKIP=1` bypasses everything, as does git's own `--no-verify`.
+
+A configuration the hook cannot read (a `.env` git tracks, a bad `JUDGE_*` value) is
+not a crash: the push would go unjudged while the user believes blocking mode guards
+it. So the hook says so loudly, and in blocking mode refuses the push with one line on
+how to go on (`unreadable_configuration`). Which mode is meant is read from
+`JUDGE_MODE` alone (`intended_mode`), from the environment or even a `.env` the loader
+refuses: that one value can only make the hook stricter, never send a key anywhere.
+
+A push with nothing to judge says so in one line (`nothing_watched`), so a user can
+tell the hook ran.
 
 How "crashes never block" holds even for a crash the command cannot catch (an import
 error, the interpreter killed): the command signals a deliberate block with its own
@@ -238,6 +247,63 @@ def task_id_for(update: RefUpdate) -> str:
     return f"push:{update.remote_ref}@{update.local_sha[:12]}"
 
 
+def decision_note(label: str, decision: str) -> str:
+    """` (escalate)` after a NO-GO label: the decision only when it adds to the label,
+    so an undetermined judgment reads `UNDETERMINED`, not `UNDETERMINED (undetermined)`."""
+    return "" if decision.upper() == label else f" ({decision})"
+
+
+SHOWN_PATTERNS = 4
+
+
+def nothing_watched(authors: Sequence[str], patterns: Sequence[str]) -> str:
+    """The one line for a push the hook ran on and found nothing to judge in."""
+    shown = ", ".join(patterns[:SHOWN_PATTERNS])
+    if len(patterns) > SHOWN_PATTERNS:
+        shown += f", ... ({len(patterns)} in all)"
+    files = f"a watched file (JUDGE_PATHS: {shown or 'none'})"
+    who = "by a watched author (JUDGE_AUTHORS) " if authors else ""
+    return f"[judge] nothing to judge: no pushed commit {who}touched {files}"
+
+
+MODE_VARIABLE = "JUDGE_MODE"
+
+
+def intended_mode(*sources: Mapping[str, str | None]) -> str:
+    """`JUDGE_MODE` from the first source that sets it (names compared without case, as
+    the settings loader does), `advisory` when none does. Anything but `advisory` counts
+    as blocking: a user who wrote `Blocking` or `block` meant the hook to guard pushes."""
+    for source in sources:
+        for name, value in source.items():
+            if name.upper() == MODE_VARIABLE and value is not None and value.strip():
+                return "advisory" if value.strip().lower() == "advisory" else "blocking"
+    return "advisory"
+
+
+def unreadable_configuration(
+    problem: str, mode: str, dotenv_tracked: bool
+) -> tuple[list[str], int]:
+    """What the hook says, and its status, when it cannot read its configuration."""
+    lines = [
+        "[judge] WARNING: cannot read the judge's configuration; this push is NOT judged",
+        f"[judge] WARNING: {problem}",
+    ]
+    if dotenv_tracked:
+        lines.append(
+            "[judge] WARNING: git tracks .env: if it holds a key, pushing publishes it; "
+            "`git rm --cached .env` and take it out of the commits not yet pushed, and "
+            "rotate the key if it was pushed before"
+        )
+    if mode == "blocking":
+        lines.append(
+            f"[judge] BLOCKED: {MODE_VARIABLE} is blocking and the push cannot be judged; fix "
+            "the configuration and push again, or push unjudged: GIT_JUDGE_SKIP=1 git push"
+        )
+        return lines, BLOCK_EXIT
+    lines.append("[judge] push not blocked (advisory mode)")
+    return lines, 0
+
+
 # -- git I/O ----------------------------------------------------------------------------
 
 
@@ -371,8 +437,9 @@ async def run_hook(
         record = await judge(request)
         records.append(record)
         label = record_go_no_go(record)
+        note = decision_note(label, record.final_decision.value)
         say(
-            f"[judge] {label} {update.remote_ref} ({record.final_decision.value}): "
+            f"[judge] {label} {update.remote_ref}{note}: "
             + ", ".join(f.path for f in request.files)
         )
         if record.reason:
@@ -382,6 +449,8 @@ async def run_hook(
             say(f"[judge] Findings: {findings}")
             for item in record.improvements:
                 say(f"[judge]   - {item}")
+    if not records:
+        say(nothing_watched(authors, patterns))
     code = hook_exit_code(mode, records)
     if code:
         say("[judge] BLOCKED: Content did not pass quality check.")

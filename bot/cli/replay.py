@@ -6,6 +6,8 @@ The file's bytes are sent as they are, with `X-Hub-Signature-256` over them from
 WEBHOOK_SECRET, `X-GitHub-Event`, and `X-GitHub-Delivery` (a fresh id unless given: the same
 id twice is a redelivery, which intake answers 200 duplicate). Settings come from the one
 loader (`load_settings`): WEBHOOK_SECRET, and HOST, PORT and WEBHOOK_PATH for the default URL.
+A URL on another machine is reached through the proxy `HTTPS_PROXY` / `HTTP_PROXY` name,
+unless `NO_PROXY` names its host (`bot.intake.proxy.outbound_proxy`); this machine's never.
 
 Exit status: 0 intake accepted it (2xx), 1 it refused (the status and its answer are
 printed), 2 a usage or settings problem, 3 nothing answered at the URL.
@@ -17,6 +19,7 @@ import argparse
 import asyncio
 import hashlib
 import hmac
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,12 @@ import aiohttp
 
 from bot import __version__
 from bot.cli.terminal import err, out
-from bot.intake.proxy import local_webhook_url
+from bot.intake.proxy import (
+    ProxySettingError,
+    local_webhook_url,
+    outbound_proxy,
+    proxy_address,
+)
 from bot.settings import SettingsError, load_settings
 from bot.storage.base import MAX_BODY_BYTES
 
@@ -60,8 +68,9 @@ def _read_payload(path: Path) -> bytes:
         raise _Usage(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _target(args: argparse.Namespace) -> tuple[str, str]:
-    """(URL, secret) from the command line and the settings."""
+def _target(args: argparse.Namespace) -> tuple[str, str | None, str]:
+    """(URL, the proxy to reach it through, secret) from the command line, the settings and
+    the proxy variables."""
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -71,21 +80,27 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
     url: str = args.url or local_webhook_url(settings.host, settings.port, settings.webhook_path)
     if not url.startswith(("http://", "https://")):
         raise _Usage(f"--url must be an http(s) URL, not {url!r}")
-    return url, settings.webhook_secret.get_secret_value()
+    try:
+        proxy = outbound_proxy(url, os.environ)
+    except ProxySettingError as exc:
+        raise _Usage(str(exc)) from None
+    return url, proxy, settings.webhook_secret.get_secret_value()
 
 
-async def _send(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str]:
+async def _send(
+    url: str, proxy: str | None, body: bytes, headers: dict[str, str]
+) -> tuple[int, str]:
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_SECONDS)
     async with (
         aiohttp.ClientSession(timeout=timeout) as session,
-        session.post(url, data=body, headers=headers) as response,
+        session.post(url, data=body, headers=headers, proxy=proxy) as response,
     ):
         return response.status, await response.text(errors="replace")
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     try:
-        url, secret = _target(args)
+        url, proxy, secret = _target(args)
         body = _read_payload(Path(args.payload))
     except _Usage as exc:
         err(f"judge-bot: {exc}")
@@ -93,14 +108,16 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     delivery_id = args.delivery_id or str(uuid.uuid4())
     headers = replay_headers(args.event, delivery_id, body, secret)
     try:
-        status, answer = asyncio.run(_send(url, body, headers))
+        status, answer = asyncio.run(_send(url, proxy, body, headers))
     except aiohttp.InvalidURL:
         err(f"judge-bot: --url is not a usable URL: {url!r}")
         return 2
     except (aiohttp.ClientError, TimeoutError) as exc:
+        through = f" through the proxy {proxy_address(proxy)}" if proxy else ""
         err(
-            f"judge-bot: nothing answered at {url} ({type(exc).__name__}): is `judge-bot serve` "
-            "running? The default URL comes from HOST, PORT and WEBHOOK_PATH; --url names another"
+            f"judge-bot: nothing answered at {url}{through} ({type(exc).__name__}): is "
+            "`judge-bot serve` running? The default URL comes from HOST, PORT and WEBHOOK_PATH; "
+            "--url names another"
         )
         return 3
     out(f"{args.event} delivery {delivery_id}: HTTP {status}")

@@ -7,8 +7,11 @@ server-rendered page, for a person who holds `DASHBOARD_TOKEN` (or a script send
     view       the reports' numbers for one filter, shaped for the template (pure)
     queues     the merge queues' active entries as the page lists them (pure)
     freshness  when a computed view may still be shown (pure), and the cache that keeps one
-               per filter and computes stale ones in line or in the background
-    reading    the storage reads one view needs (the only I/O besides the routes)
+               per filter, brings it up to date at each request and computes stale ones
+               in line or in the background
+    watermark  which records a view has seen, so a request reads only the new ones (pure)
+    reading    the storage reads one view needs, and folding new records into it (pure)
+    live       computing a view and bringing it up to date; the facts kept in memory
     render     the Jinja2 pages
     routes     the aiohttp routes and `add_dashboard`
 """

@@ -2,21 +2,61 @@
 window's facts of the chosen repository (of every one when none is chosen), the names
 of the repositories with records in the window (the filter's choices), the full records
 and links of the flagged items the page lists, the open disagreement issues and the
-merge queues."""
+merge queues.
+
+A view is read in full once (`read_window`); after that each page load reads only the
+records appended since (`Storage.list_verdict_facts_after`) and `fold`s them in, so a
+record shows on the next load without the window being read again.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from bot.dashboard.filters import Filter
 from bot.dashboard.view import FLAGGED_SHOWN, Sources, repositories_of
+from bot.dashboard.watermark import LOOKBACK, Mark, advance, initial_mark, unseen
 from bot.reports import sources
 from bot.reports.facts import RecordFact, facts_of_rows, in_repository
 from bot.reports.triage import flagged_facts, subject_keys
 from bot.storage.base import Storage, VerdictFacts
+
+
+class KeptFacts:
+    """A window's facts, held while the memory they take is allowed (`live.FactBudget`
+    lets go of the least recently shown); `facts` is None once let go."""
+
+    __slots__ = ("facts",)
+
+    def __init__(self, facts: list[RecordFact] | None) -> None:
+        self.facts = facts
+
+    def __len__(self) -> int:
+        return 0 if self.facts is None else len(self.facts)
+
+
+@dataclass(frozen=True)
+class Window:
+    """What a view has counted: the chosen repository's readable facts in the window,
+    oldest first, when each unreadable record was written, the repositories with records
+    in the window (as storage spells them), and the mark of what it has seen."""
+
+    kept: KeptFacts
+    unreadable: tuple[datetime, ...]
+    names: tuple[str, ...]
+    mark: Mark
+
+
+@dataclass(frozen=True)
+class Folded:
+    window: Window
+    counted: bool
+    """Whether a new record of the view's repository and days was counted (the figures
+    change); else only the mark and perhaps the repository names moved on."""
 
 
 @dataclass(frozen=True)
@@ -30,29 +70,94 @@ class FilteredWindow:
     links it reads, where a window can hold tens of thousands flagged."""
 
 
+def listed_of(facts: Sequence[RecordFact], chosen: Filter) -> list[RecordFact]:
+    return flagged_facts(facts, chosen.tag)[:FLAGGED_SHOWN]
+
+
 def reduce_window(rows: Sequence[VerdictFacts], chosen: Filter) -> FilteredWindow:
     facts, unreadable = facts_of_rows(in_repository(rows, chosen.repository))
-    return FilteredWindow(
-        facts=facts,
-        unreadable=unreadable,
-        listed=flagged_facts(facts, chosen.tag)[:FLAGGED_SHOWN],
-    )
+    return FilteredWindow(facts, unreadable, listed_of(facts, chosen))
 
 
-async def read_sources(storage: Storage, chosen: Filter, now: datetime, web_url: str) -> Sources:
-    since = now - timedelta(days=chosen.days)
+def reduce_rows(rows: Sequence[VerdictFacts]) -> tuple[list[RecordFact], tuple[datetime, ...]]:
+    """The readable rows' facts, and when each unreadable one was written."""
+    facts, unreadable = facts_of_rows(rows)
+    if not unreadable:
+        return facts, ()
+    readable = {fact.seq for fact in facts}
+    return facts, tuple(row.created_at for row in rows if row.seq not in readable)
+
+
+def _tail(rows: Sequence[VerdictFacts], low: int) -> list[int]:
+    """The numbers above `low` of rows ordered by number, read from the end."""
+    found = []
+    for row in reversed(rows):
+        if row.seq <= low:
+            break
+        found.append(row.seq)
+    return found
+
+
+def window_of(
+    rows: Sequence[VerdictFacts], names: Sequence[str], before: int, now: float
+) -> Window:
+    """A full read's window: `rows` are the facts of the view's repository and days,
+    `before` the log's last number read just before them."""
+    facts, unreadable = reduce_rows(rows)
+    mark = initial_mark(before, _tail(rows, before - LOOKBACK), now)
+    return Window(KeptFacts(facts), unreadable, tuple(names), mark)
+
+
+async def read_window(storage: Storage, chosen: Filter, since: datetime, now: float) -> Window:
+    """The whole window, read and decoded; `now` is `time.monotonic()`."""
+    before = await storage.last_verdict_seq()
     rows = await storage.list_verdict_facts(since=since, repository=chosen.repository)
-    # A while of pure Python over a large window: off the event loop.
-    window = await asyncio.to_thread(reduce_window, rows, chosen)
-    del rows
     names = await storage.list_verdict_repositories(since=since)
+    # A while of pure Python over a large window: off the event loop.
+    return await asyncio.to_thread(window_of, rows, names, before, now)
+
+
+def fold(
+    window: Window, rows: Sequence[VerdictFacts], chosen: Filter, since: datetime, now: float
+) -> Folded | None:
+    """`window` with the rows of a read from `window.mark.read_after()` counted: those not
+    seen yet, of the chosen repository, written at or after `since`. The facts are kept in
+    the log's order (a record committed late takes its place) and those now older than
+    `since` leave. None when a row counts but the facts were let go: read the window again."""
+    new = [row for row in unseen(window.mark, rows) if row.created_at >= since]
+    mark = advance(window.mark, (row.seq for row in rows), now)
+    names = tuple(dict.fromkeys((*window.names, *(r.repository for r in new if r.repository))))
+    counted = in_repository(new, chosen.repository)
+    if not counted:
+        return Folded(replace(window, names=names, mark=mark), counted=False)
+    held = window.kept.facts
+    if held is None:
+        return None
+    facts, unreadable = reduce_rows(counted)
+    merged = held + facts
+    if facts and held and facts[0].seq < held[-1].seq:
+        merged.sort(key=attrgetter("seq"))
+    kept = KeptFacts([fact for fact in merged if fact.at >= since])
+    still = tuple(at for at in (*window.unreadable, *unreadable) if at >= since)
+    return Folded(Window(kept, still, names, mark), counted=True)
+
+
+async def sources_of(
+    storage: Storage, window: Window, chosen: Filter, web_url: str, facts: list[RecordFact]
+) -> Sources:
+    """The view's sources: `facts` (the window's, kept) and the few small reads besides."""
+    listed = await asyncio.to_thread(listed_of, facts, chosen)
     return Sources(
-        facts=window.facts,
-        unreadable=window.unreadable,
-        repositories=repositories_of(names, chosen.repository),
-        details=await sources.details(storage, window.listed),
-        subjects=await sources.subjects(storage, subject_keys(window.listed)),
+        facts=facts,
+        unreadable=len(window.unreadable),
+        repositories=repositories_of(window.names, chosen.repository),
+        details=await sources.details(storage, listed),
+        subjects=await sources.subjects(storage, subject_keys(listed)),
         open_issues=await sources.open_issues(storage, chosen.repository),
         queues=await storage.list_active_merges(),
         web_url=web_url,
     )
+
+
+def window_start(chosen: Filter, now: datetime) -> datetime:
+    return now - timedelta(days=chosen.days)

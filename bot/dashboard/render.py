@@ -4,6 +4,8 @@ repository names, links) is escaped, and links are http(s) only (`view.web_link`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from bot.dashboard.chart import KINDS
 from bot.dashboard.filters import day_choices
@@ -21,8 +23,29 @@ def age_text(seconds: float) -> str:
     return f"{seconds / 60:.0f} minutes ago"
 
 
+@dataclass(frozen=True)
+class FreshnessNote:
+    """What the page says of how current its figures are."""
+
+    as_of: datetime
+    """When the verdict log was last read for them (at this request, unless it failed)."""
+    read_seconds_ago: float
+    """Since the whole window was last read."""
+    read_every_seconds: float
+
+
+def freshness_text(note: FreshnessNote) -> str:
+    return (
+        f"Up to date with the verdict log at {note.as_of.astimezone(UTC):%Y-%m-%d %H:%M:%S} "
+        "UTC: every judgment and override recorded by then is counted. The whole window "
+        f"was last read {age_text(note.read_seconds_ago)} and is read again every "
+        f"{note.read_every_seconds:.0f} seconds, so a record another replica commits out "
+        "of order shows within that too."
+    )
+
+
 def render_dashboard(
-    view: DashboardView, tiers: Sequence[TierRow], age_seconds: float, signed_in: bool
+    view: DashboardView, tiers: Sequence[TierRow], freshness: FreshnessNote, signed_in: bool
 ) -> str:
     return (
         environment()
@@ -36,7 +59,7 @@ def render_dashboard(
             since=when(view.since),
             until=when(view.until),
             day_choices=day_choices(view.filter.days),
-            age=age_text(age_seconds),
+            freshness=freshness_text(freshness),
             signed_in=signed_in,
         )
     )

@@ -10,7 +10,6 @@ Without DASHBOARD_TOKEN every route answers 404 with how to turn the dashboard o
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -34,13 +33,16 @@ from bot.dashboard.access import (
 )
 from bot.dashboard.filters import DEFAULT_DAYS, Filter, FilterError, parse_filter
 from bot.dashboard.freshness import DEFAULT_FRESHNESS, Freshness, ViewCache
-from bot.dashboard.reading import read_sources
-from bot.dashboard.render import render_dashboard, render_message, render_sign_in
-from bot.dashboard.view import DashboardView, build_view
+from bot.dashboard.live import Live, LiveViews
+from bot.dashboard.render import (
+    FreshnessNote,
+    render_dashboard,
+    render_message,
+    render_sign_in,
+)
 from bot.github.web import web_url
 from bot.judge.engine.tier_status import TierStatus
 from bot.pages import tier_rows
-from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings, load_judge_section
 from bot.storage.base import Storage
@@ -103,29 +105,14 @@ class Dashboard:
         web_url: str = "https://github.com",
     ) -> None:
         self._token = token
-        self._web_url = web_url
         self._base_url = base_url
-        self._storage = storage
-        self._thresholds = thresholds
         self._tiers = tiers
         self._clock = clock
         self._monotonic = monotonic
-        self._computing = asyncio.Lock()
-        self.views: ViewCache[Filter, DashboardView] = ViewCache(
-            self._compute, freshness, monotonic
+        self.live = LiveViews(storage, thresholds, clock, web_url, freshness.kept_facts, monotonic)
+        self.views: ViewCache[Filter, Live] = ViewCache(
+            self.live.compute, freshness, monotonic, self.live.update
         )
-
-    async def _compute(self, chosen: Filter) -> DashboardView:
-        # One view at a time, with the garbage collector at rest as `judge-bot calibrate`
-        # runs: the window's decoded records are many long-lived objects the collector
-        # would walk again and again (most of the time) without finding garbage.
-        async with self._computing:
-            with collector_paused():
-                now = self._clock()
-                sources = await read_sources(self._storage, chosen, now, self._web_url)
-                # Counting is seconds of pure Python over a large window: off the event
-                # loop, so webhooks keep being answered meanwhile.
-                return await asyncio.to_thread(build_view, sources, chosen, self._thresholds, now)
 
     def _secure(self, request: web.Request) -> bool:
         return is_https(request.scheme, self._base_url)
@@ -171,9 +158,13 @@ class Dashboard:
                 503,
             )
         signed_in = session_valid(self._token, cookie, now)
-        age = self._monotonic() - cached.computed_at
+        fresh = FreshnessNote(
+            as_of=cached.value.as_of,
+            read_seconds_ago=self._monotonic() - cached.computed_at,
+            read_every_seconds=self.views.policy.max_age_seconds,
+        )
         tiers = tier_rows(self._tiers())
-        return _html(render_dashboard(cached.value, tiers, age, signed_in))
+        return _html(render_dashboard(cached.value.view, tiers, fresh, signed_in))
 
     async def sign_in_form(self, request: web.Request) -> web.Response:
         if session_valid(self._token, self._session(request), self._clock()):

@@ -5,7 +5,9 @@ Exceptions::
     GitHubClientError
      ├── RateLimitExceeded     GitHub asked us to wait longer than we may, or kept refusing
      │    └── RateLimited      ...so this installation (or the App) is paused until reset_at
-     └── GitHubUnavailable     the connection kept failing after every retry
+     ├── GitHubUnavailable     no connection, or no answer in time, after every retry
+     │    └── GitHubServerError  ...or a 500/502/503/504 every time (also a gidgethub GitHubBroken)
+     └── MissingFromGitHub     a GraphQL answer left out something the judges need
 
 Rate limits are remembered per installation, and for the App's own JWT calls, in the
 `GitHubApp` every client shares (`RateLimitPauses`). A refusal (403/429 with Retry-After, a used-up
@@ -16,8 +18,18 @@ instead of failing it. Other installations are not affected. Pauses are per inst
 rate-limit resource (core, search, graphql): a used-up resource pauses all of the installation's
 calls, which costs little and keeps this simple.
 
-A 5xx that outlasts every retry is handed back to gidgethub, which raises its own
-`gidgethub.GitHubBroken`; other 4xx answers surface as gidgethub's usual `HTTPException`s.
+Outages. A connection that fails or times out, or a 500/502/503/504, is retried with backoff;
+once every retry failed, `GitHubUnavailable` (`GitHubServerError` for the 5xx) names the host,
+the request and the cause, and carries since when GitHub has been failing (`GitHubHealth`, one per
+`GitHubApp`). The delivery worker puts such work off like a rate limit (bot/intake/worker.py).
+While GitHub is known to be failing, a request is sent once, without retries: every delivery
+is still a probe, but an outage does not cost each of them the whole backoff. Other 5xx answers
+surface as gidgethub's `GitHubBroken`, other 4xx answers as its usual `HTTPException`s, which
+`where_of` tells the host and request of (`describe_failure` writes both).
+
+GraphQL answers with `errors` beside `data` are read as GitHub means them: partial data
+(`graphql_answer`), the fields it could not resolve listed; `graphql` keeps gidgethub's strict
+reading (any error raises `QueryError`).
 
 Authorization is added in `_request`, per attempt, from a callback: an installation client asks
 the token cache every time, so a long-lived client never sends an expired token. Headers are never
@@ -27,9 +39,11 @@ logged and never put into exception messages.
 from __future__ import annotations
 
 import asyncio
+import http
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,6 +53,16 @@ from urllib.parse import urlsplit
 import aiohttp
 import gidgethub.aiohttp
 from cachetools import LRUCache
+from gidgethub import (
+    BadGraphQLRequest,
+    GitHubBroken,
+    GitHubException,
+    GraphQLAuthorizationFailure,
+    GraphQLException,
+    HTTPException,
+    QueryError,
+    sansio,
+)
 
 from bot.github.auth import AppAuthError, InstallationTokenCache, make_app_jwt
 
@@ -79,7 +103,41 @@ class RateLimited(RateLimitExceeded):
 
 
 class GitHubUnavailable(GitHubClientError):
-    """GitHub could not be reached after every retry."""
+    """GitHub could not be reached, or gave no answer in time, after every retry.
+
+    GitHub's condition, not the work's: the worker puts the delivery off until GitHub answers
+    again. `host` is the address tried; `failing_since` when this App last found GitHub
+    answering no more (None: not known)."""
+
+    def __init__(
+        self, message: str, *, host: str = "", failing_since: datetime | None = None
+    ) -> None:
+        # Exception's own: a subclass is also an HTTPException, whose __init__ reads a status.
+        Exception.__init__(self, message)
+        self.host = host
+        self.failing_since = failing_since
+
+
+class GitHubServerError(GitHubUnavailable, GitHubBroken):
+    """GitHub answered 500, 502, 503 or 504 every time: unavailable, and still the
+    `GitHubBroken` (with `status_code`) that gidgethub raises for a 5xx."""
+
+    def __init__(
+        self,
+        status: http.HTTPStatus,
+        message: str,
+        *,
+        host: str = "",
+        failing_since: datetime | None = None,
+    ) -> None:
+        super().__init__(message, host=host, failing_since=failing_since)
+        self.status_code = status
+        self.headers: Mapping[str, str] = {}
+
+
+class MissingFromGitHub(GitHubClientError):
+    """A GraphQL answer left out, with an error, something the judges cannot do without (a
+    file at the head, a pull request's commits). The message says what and GitHub's why."""
 
 
 def _wall_now() -> datetime:
@@ -220,6 +278,175 @@ def _describe(method: str, url: str) -> str:
     return f"{method} {urlsplit(url).path}"
 
 
+def host_of(url: str) -> str:
+    """The host (and port) a URL names, for a log line: never its credentials or query."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+@dataclass
+class GitHubHealth:
+    """What this process last saw of GitHub, for the status page and `/healthz?detail=1`.
+
+    Every answer (a 4xx too: GitHub answered) is a success; a request that failed after
+    every retry (`GitHubUnavailable`) is a failure. `failing_since` is the first failure
+    since the last success: the age of the outage."""
+
+    host: str = ""
+    last_success: datetime | None = None
+    failing_since: datetime | None = None
+    last_failure: datetime | None = None
+    last_error: str | None = None
+
+    @property
+    def failing(self) -> bool:
+        return self.failing_since is not None
+
+    def succeeded(self, now: datetime) -> None:
+        self.last_success = now
+        self.failing_since = None
+
+    def failed(self, now: datetime, error: str) -> datetime:
+        """Records a failure; returns since when GitHub has been failing."""
+        if self.failing_since is None:
+            self.failing_since = now
+        self.last_failure = now
+        self.last_error = error
+        return self.failing_since
+
+    def state(self) -> str:
+        if self.failing:
+            return "failing"
+        return "ok" if self.last_success is not None else "not contacted yet"
+
+    def detail(self) -> dict[str, str | None]:
+        """As `/healthz?detail=1` shows it: times in ISO 8601, None for never."""
+
+        def iso(moment: datetime | None) -> str | None:
+            return None if moment is None else moment.isoformat()
+
+        return {
+            "host": self.host,
+            "state": self.state(),
+            "last_success": iso(self.last_success),
+            "failing_since": iso(self.failing_since),
+            "last_failure": iso(self.last_failure),
+            "last_error": self.last_error,
+        }
+
+
+# Set by `GitHubClient` on the gidgethub exceptions it sees raised: their own message is
+# GitHub's ("Not Found"), which says neither where nor which request.
+_WHERE = "_judge_bot_github_request"
+
+
+def where_of(exc: BaseException) -> str | None:
+    """`HOST METHOD /path` of the request a GitHub exception came from, when known."""
+    where = getattr(exc, _WHERE, None)
+    return where if isinstance(where, str) else None
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line: the exception's type and message, and the host and request it came from
+    when the message does not say so already."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    where = where_of(exc)
+    if where is not None and where not in text:
+        text += f" ({where})"
+    return text
+
+
+def _transport_cause(exc: BaseException) -> str:
+    """Why a request got no answer, in a few words: aiohttp's messages name the address and
+    the system's reason; a timeout's message is empty."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, TimeoutError) and not text:
+        text = "no answer in time"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _server_cause(status: int, body: bytes) -> str:
+    """A 5xx in words: its status and, from a JSON body, GitHub's message (an HTML error page
+    says nothing worth a log line)."""
+    cause = f"answered {status} {http.HTTPStatus(status).phrase}"
+    try:
+        message = json.loads(body).get("message")
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return cause
+    if isinstance(message, str) and message.strip():
+        cause += ": " + " ".join(message.split())[:200]
+    return cause
+
+
+@dataclass(frozen=True)
+class GraphQLFieldError:
+    """One entry of a GraphQL answer's `errors`: where (the field's path from the root, empty
+    when GitHub gave none) and GitHub's message and type."""
+
+    path: tuple[str | int, ...]
+    message: str
+    type: str | None = None
+
+    def covers(self, path: Sequence[str | int]) -> bool:
+        """Whether the field at `path` is null because of this error: the error is on that
+        field, on a field around it, or (no path) on the whole answer."""
+        return tuple(path[: len(self.path)]) == self.path
+
+
+@dataclass(frozen=True)
+class GraphQLAnswer:
+    """A GraphQL answer: the data that came back and the errors beside it (partial data)."""
+
+    data: dict[str, Any]
+    errors: tuple[GraphQLFieldError, ...] = ()
+    raw_errors: tuple[Any, ...] = ()
+
+    def missing(self, path: Sequence[str | int]) -> GraphQLFieldError | None:
+        """The error that left the field at `path` out, if any."""
+        return next((error for error in self.errors if error.covers(path)), None)
+
+
+def _field_error(raw: Any) -> GraphQLFieldError:
+    if not isinstance(raw, Mapping):
+        return GraphQLFieldError((), " ".join(str(raw).split())[:300])
+    path = raw.get("path")
+    steps = tuple(s for s in path if isinstance(s, str | int)) if isinstance(path, list) else ()
+    kind = raw.get("type")
+    return GraphQLFieldError(
+        steps,
+        " ".join(str(raw.get("message") or "no message").split())[:300],
+        kind if isinstance(kind, str) else None,
+    )
+
+
+def read_graphql_answer(status: int, headers: Mapping[str, str], body: bytes) -> GraphQLAnswer:
+    """A GraphQL response as gidgethub reads it, except that `errors` beside `data` are
+    partial data, not a failure. Raises gidgethub's exceptions for what is no answer: a
+    5xx (`GitHubBroken`), a 401 or other 4xx, a body that is not JSON, no `data` at all
+    (`QueryError` when there are errors, else `GraphQLException`)."""
+    if status >= 500:
+        raise GitHubBroken(http.HTTPStatus(status))
+    try:
+        response = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        response = None
+    if not isinstance(response, dict):
+        raise GraphQLException(f"GraphQL answer {status} is not a JSON object", body[:200])
+    if status == 401:
+        raise GraphQLAuthorizationFailure({"message": "Bad credentials", **response})
+    if status >= 400:
+        raise BadGraphQLRequest(http.HTTPStatus(status), {"message": str(status), **response})
+    raw_errors = response.get("errors")
+    raw = tuple(raw_errors) if isinstance(raw_errors, list) else ()
+    data = response.get("data")
+    if not isinstance(data, dict):
+        if raw:
+            raise QueryError({**response, "errors": list(raw)})
+        raise GraphQLException("GraphQL answer has no data", response)
+    return GraphQLAnswer(data, tuple(_field_error(error) for error in raw), raw)
+
+
 class GitHubClient(gidgethub.aiohttp.GitHubAPI):
     """gidgethub over a shared aiohttp session, with rate-limit waits, retries and write pacing."""
 
@@ -238,6 +465,7 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         on_unauthorized: Callable[[], None] | None = None,
         installation_id: int | None = None,
         pauses: RateLimitPauses | None = None,
+        health: GitHubHealth | None = None,
     ) -> None:
         super().__init__(session, requester, base_url=base_url)
         self.graphql_url = graphql_url or graphql_url_for(base_url)
@@ -250,13 +478,51 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
         # Whose rate limit this client spends: an installation's, or (None) the App's.
         self.installation_id = installation_id
         self._pauses = pauses if pauses is not None else RateLimitPauses()
+        self.health = health if health is not None else GitHubHealth(host_of(base_url))
 
     async def sleep(self, seconds: float) -> None:
         await self._timing.sleep(seconds)
 
     async def graphql(self, query: str, *, endpoint: str | None = None, **variables: Any) -> Any:
-        """GraphQL against this client's endpoint (gidgethub's default would be github.com)."""
-        return await super().graphql(query, endpoint=endpoint or self.graphql_url, **variables)
+        """GraphQL against this client's endpoint (gidgethub's default would be github.com).
+        Strict, as gidgethub's: an answer with any error raises `QueryError`."""
+        if endpoint is not None and endpoint != self.graphql_url:
+            return await super().graphql(query, endpoint=endpoint, **variables)
+        answer = await self.graphql_answer(query, **variables)
+        if answer.errors:
+            raise QueryError({"data": answer.data, "errors": list(answer.raw_errors)})
+        return answer.data
+
+    async def graphql_answer(self, query: str, **variables: Any) -> GraphQLAnswer:
+        """GraphQL against this client's endpoint, read as GitHub means it: the data that came
+        back and the fields it could not resolve (`GraphQLAnswer`). Raises only when no data
+        came back at all (`QueryError`), or for a refused or broken request."""
+        payload: dict[str, Any] = {"query": query}
+        if variables:
+            payload["variables"] = variables
+        body = json.dumps(payload).encode()
+        headers = sansio.create_headers(
+            self.requester, accept="application/json; charset=utf-8", oauth_token=self.oauth_token
+        )
+        headers.update({"content-type": "application/json; charset=utf-8"})
+        headers["content-length"] = str(len(body))
+        status, answer_headers, data = await self._request("POST", self.graphql_url, headers, body)
+        try:
+            return read_graphql_answer(status, answer_headers, data)
+        except GitHubException as exc:
+            self._mark(exc, "POST", self.graphql_url)
+            raise
+
+    async def handle_rate_limit_error(
+        self, *, method: str, url: str, exception: HTTPException, attempt: int
+    ) -> bool:
+        """gidgethub's hook for a refused request: never retried here (`_request` did all the
+        retrying), but the exception learns where it came from (`where_of`)."""
+        self._mark(exception, method, url)
+        return False
+
+    def _mark(self, exc: BaseException, method: str, url: str) -> None:
+        setattr(exc, _WHERE, f"{host_of(url)} {_describe(method, url)}")
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
@@ -280,21 +546,17 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                 send_headers["authorization"] = await self._authorization()
             try:
                 status, resp_headers, data = await super()._request(method, url, send_headers, body)
-            except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as exc:
                 failures += 1
-                if failures >= policy.max_attempts:
-                    raise GitHubUnavailable(
-                        f"{_describe(method, url)}: no connection after {failures} attempts"
-                    ) from exc
-                delay = backoff_delay(failures, policy)
-                log.warning(
-                    "github connection failed, retrying",
-                    extra={"request": _describe(method, url), "delay": delay},
-                )
-                await self._timing.sleep(delay)
+                await self._failed(method, url, failures, _transport_cause(exc), exc)
                 continue
             if self._on_response is not None:
                 self._on_response(method, url, status, resp_headers)
+            if status in RETRYABLE_SERVER_STATUSES:
+                failures += 1
+                await self._failed(method, url, failures, _server_cause(status, data), status)
+                continue
+            self.health.succeeded(self._timing.now())
             if status == 401 and self._on_unauthorized is not None and not reauthorised:
                 # A cached token can be revoked early (app reinstalled, permissions changed):
                 # drop it and try once more with a fresh one.
@@ -306,17 +568,35 @@ class GitHubClient(gidgethub.aiohttp.GitHubAPI):
                 rate_limited += 1
                 self._pause(method, url, status, until, rate_limited)
                 continue  # the pause is waited out, or refused, before the next send
-            if status in RETRYABLE_SERVER_STATUSES:
-                failures += 1
-                if failures < policy.max_attempts:
-                    delay = backoff_delay(failures, policy)
-                    log.warning(
-                        "github server error, retrying",
-                        extra={"request": _describe(method, url), "status": status, "delay": delay},
-                    )
-                    await self._timing.sleep(delay)
-                    continue
             return status, resp_headers, data
+
+    async def _failed(
+        self, method: str, url: str, failures: int, cause: str, error: BaseException | int
+    ) -> None:
+        """After the `failures`-th failed try of a request: wait before the next, or raise
+        `GitHubUnavailable` (`GitHubServerError` for a 5xx `error`) naming host, request and
+        cause once the tries are spent. A GitHub already known to be failing gets one try."""
+        limit = 1 if self.health.failing else self._policy.max_attempts
+        where = f"{_describe(method, url)}: {cause}"
+        if failures < limit:
+            delay = backoff_delay(failures, self._policy)
+            # Each try of one request is not worth a line: the caller reports the outcome.
+            log.debug(
+                "github request failed (%s), retrying in %.1f s",
+                where,
+                delay,
+                extra={"host": host_of(url)},
+            )
+            await self._timing.sleep(delay)
+            return
+        host = host_of(url)
+        tries = "1 attempt" if failures == 1 else f"{failures} attempts"
+        message = f"GitHub at {host} unavailable: {where} ({tries})"
+        since = self.health.failed(self._timing.now(), message)
+        if isinstance(error, int):
+            status = http.HTTPStatus(error)
+            raise GitHubServerError(status, message, host=host, failing_since=since)
+        raise GitHubUnavailable(message, host=host, failing_since=since) from error
 
     async def _respect_pause(self, method: str, url: str) -> None:
         """Send nothing while this client's installation is paused: wait a short pause out,
@@ -395,12 +675,16 @@ class GitHubApp:
     on_response: ResponseHook | None = None
     on_pause: PauseHook | None = None
     cache_size: int = 1024
+    # Shared by every client: the status page and /healthz read it.
+    health: GitHubHealth = field(default_factory=GitHubHealth)
     tokens: InstallationTokenCache = field(init=False, repr=False)
     pauses: RateLimitPauses = field(init=False, repr=False)
     _pacers: LRUCache[int, WritePacer] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.api_url = self.api_url.rstrip("/")
+        if not self.health.host:
+            self.health.host = host_of(self.api_url)
         if not self.graphql_url:
             self.graphql_url = graphql_url_for(self.api_url)
         self.tokens = InstallationTokenCache(
@@ -429,6 +713,7 @@ class GitHubApp:
             on_unauthorized=on_unauthorized,
             installation_id=installation_id,
             pauses=self.pauses,
+            health=self.health,
         )
 
     async def _app_authorization(self) -> str:

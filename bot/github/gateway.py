@@ -2,12 +2,14 @@
 
 The flows decide; this module only carries requests out. Each method is one REST or
 GraphQL round trip (list methods may page), and only operations in GitHub's REST
-description subset are used.
+description subset are used. A GraphQL answer with errors is read for what came back
+(`review_query`): only what the judges need, left out, raises `MissingFromGitHub`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 from gidgethub import BadRequest
 from gidgethub.abc import GitHubAPI
 
+from bot.github.client import GitHubClient, GraphQLAnswer, MissingFromGitHub
 from bot.github.review_query import (
     COMMITS_PAGE,
     MAX_COMMITS,
@@ -22,6 +25,10 @@ from bot.github.review_query import (
     HeadQuery,
     build_commits_query,
     build_head_query,
+    left_out,
+    missing_blob,
+    missing_commits,
+    needed_missing,
     parse_commits,
     parse_head_answer,
     remote_file,
@@ -34,6 +41,8 @@ from bot.github.types import (
     commit_from_rest,
 )
 
+log = logging.getLogger(__name__)
+
 
 class RepoGateway:
     def __init__(self, client: GitHubAPI, full_name: str) -> None:
@@ -43,6 +52,14 @@ class RepoGateway:
 
     def _vars(self, **more: Any) -> dict[str, Any]:
         return {"owner": self.owner, "repo": self.name, **more}
+
+    async def _graphql(self, query: str, **variables: Any) -> GraphQLAnswer:
+        """The answer with its partial data (`GitHubClient.graphql_answer`); another client
+        reads it strictly, as gidgethub does."""
+        if isinstance(self.client, GitHubClient):
+            return await self.client.graphql_answer(query, **variables)
+        data = await self.client.graphql(query, **variables)
+        return GraphQLAnswer(data if isinstance(data, dict) else {})
 
     # -- reading ---------------------------------------------------------------------
     async def pull_files(self, number: int) -> list[ChangedPath]:
@@ -70,7 +87,8 @@ class RepoGateway:
 
     async def blobs(self, expressions: Sequence[str]) -> dict[str, RemoteFile | None]:
         """Many blobs (`REF:path` expressions) in a single GraphQL query; None for a missing
-        or binary file. One round trip whatever the count, instead of one REST call a file."""
+        or binary file. One round trip whatever the count, instead of one REST call a file.
+        Raises MissingFromGitHub for one GitHub could not resolve: absent is not the same."""
         if not expressions:
             return {}
         fields = "\n".join(
@@ -82,8 +100,9 @@ class RepoGateway:
             "query($owner: String!, $name: String!) {\n"
             f"  repository(owner: $owner, name: $name) {{\n{fields}\n  }}\n}}"
         )
-        data = await self.client.graphql(query, owner=self.owner, name=self.name)
-        repository = (data or {}).get("repository") or {}
+        answer = await self._graphql(query, owner=self.owner, name=self.name)
+        self._check(answer, missing_blob(answer, expressions, lambda _: True), "blobs")
+        repository = answer.data.get("repository") or {}
         return {
             expression: remote_file(repository.get(f"f{index}"))
             for index, expression in enumerate(expressions)
@@ -94,19 +113,36 @@ class RepoGateway:
         conversation and closing issues, in one GraphQL query (`review_query`); a pull
         request with more commits than a page costs one more query per older page."""
         text, variables = build_head_query(query, self.owner, self.name)
-        facts = parse_head_answer(await self.client.graphql(text, **variables), query)
+        answer = await self._graphql(text, **variables)
+        self._check(answer, needed_missing(answer, query), query.head_sha[:12])
+        facts = parse_head_answer(answer.data, query)
         if query.pull_number is None or facts.commits is None:
             return facts
         commits, older = facts.commits, facts.older_commits
         pages = MAX_COMMITS // COMMITS_PAGE - 1
         while older is not None and pages > 0:
             text, variables = build_commits_query(self.owner, self.name, query.pull_number, older)
-            data = await self.client.graphql(text, **variables)
-            page = ((data or {}).get("repository") or {}).get("pullRequest") or {}
+            answer = await self._graphql(text, **variables)
+            missing = missing_commits(answer, query.pull_number)
+            self._check(answer, missing, f"#{query.pull_number}")
+            page = (answer.data.get("repository") or {}).get("pullRequest") or {}
             earlier, older = parse_commits(page.get("commits"))
             commits = earlier + commits
             pages -= 1
         return replace(facts, commits=commits, older_commits=older)
+
+    def _check(self, answer: GraphQLAnswer, missing: str | None, about: str) -> None:
+        """Raise for what the judges need and GitHub left out; say in one line what else it
+        left out, and go on with the rest."""
+        if missing is not None:
+            raise MissingFromGitHub(f"{self.full_name}: {missing}")
+        if answer.errors:
+            log.warning(
+                "GitHub's answer about %s (%s) left out %s; going on with the rest",
+                self.full_name,
+                about,
+                left_out(answer),
+            )
 
     async def permission(self, login: str) -> tuple[str, str | None]:
         """(permission, role_name) of a user; ("none", None) for a non-collaborator."""

@@ -18,15 +18,24 @@ files are known:
 Pure: `build_head_query` writes the text and variables, `parse_head_answer` reads the
 answer into the plain types of `bot.github.types`. Only fields of GitHub's published
 schema are asked for (the fake GitHub validates every query against it).
+
+Partial answers. GitHub answers a field it cannot resolve (a closing issue in a repository
+the App cannot read, a check's `isRequired`) with null and an entry in `errors`, the rest
+intact. The judges go on with what came back (a CI check, a review, a linked issue fewer),
+except for what they cannot do without (`needed_missing`): a file at the head they are to
+read, and a pull request's commits (its authors decide who may judge it). Those fail the
+judgment, saying which and GitHub's reason. A file at the base only serves a computed diff,
+which says it has no base.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.github.client import GraphQLAnswer
 from bot.github.types import CiCheck, CommitInfo, LinkedIssue, Remark, RemoteFile
 
 CI_CONTEXTS = 100
@@ -126,6 +135,60 @@ def build_commits_query(
 
 
 # -- reading the answer ------------------------------------------------------------------
+
+
+def _path_of(expression: str) -> str:
+    return expression.partition(":")[2] or expression
+
+
+def missing_blob(
+    answer: GraphQLAnswer, expressions: Sequence[str], needed: Callable[[str], bool]
+) -> str | None:
+    """Why a `needed` blob (aliased `f<index>` under `repository`) is not in the answer: it
+    is null, and an error says GitHub could not resolve it. None when every needed blob came
+    back or is simply absent (a file that does not exist, read as None)."""
+    repository = answer.data.get("repository")
+    found = repository if isinstance(repository, Mapping) else {}
+    for index, expression in enumerate(expressions):
+        alias = f"f{index}"
+        if not needed(expression) or found.get(alias) is not None:
+            continue
+        error = answer.missing(("repository", alias))
+        if error is not None:
+            rev = expression.partition(":")[0]
+            return f"GitHub did not return {_path_of(expression)} at {rev[:12]}: {error.message}"
+    return None
+
+
+def needed_missing(answer: GraphQLAnswer, query: HeadQuery) -> str | None:
+    """Why the head query's answer cannot be judged (see the module docstring), or None."""
+    head = f"{query.head_sha}:"
+    blob = missing_blob(answer, query.expressions, lambda expression: expression.startswith(head))
+    if blob is not None or query.pull_number is None:
+        return blob
+    return missing_commits(answer, query.pull_number)
+
+
+def missing_commits(answer: GraphQLAnswer, number: int) -> str | None:
+    """Why a pull request's commits are not in the answer (an error left them out), or None."""
+    repository = answer.data.get("repository")
+    pull = repository.get("pullRequest") if isinstance(repository, Mapping) else None
+    if isinstance(pull, Mapping) and pull.get("commits") is not None:
+        return None
+    error = answer.missing(("repository", "pullRequest", "commits"))
+    if error is None:
+        return None
+    return f"GitHub did not return the commits of pull request #{number}: {error.message}"
+
+
+def left_out(answer: GraphQLAnswer, limit: int = 5) -> str:
+    """The fields GitHub could not resolve, for one log line: `path: message; ...`."""
+    parts = [
+        f"{'.'.join(map(str, error.path)) or 'the answer'}: {error.message}"
+        for error in answer.errors[:limit]
+    ]
+    more = len(answer.errors) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
 def remote_file(blob: Mapping[str, Any] | None) -> RemoteFile | None:

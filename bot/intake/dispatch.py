@@ -4,7 +4,11 @@ gidgethub's `Router.dispatch` runs callbacks in no fixed order and stops at the 
 exception, so one broken feature would starve the others and a retry would repeat the
 ones that had already acted. Here every handler runs; each success is remembered per
 delivery (storage kv), and only the handlers that failed run again on a retry, or when a
-delivery put off for GitHub's rate limit (`RateLimited`) runs again after the reset.
+delivery put off for GitHub (its rate limit, an outage) runs again.
+
+A handler's failure is logged here with its traceback: at WARNING for an unexpected
+exception (the App's own bug), at DEBUG for GitHub's failures (`is_github_failure`), whose
+one line the worker writes, naming host, request and cause.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from gidgethub import GitHubException
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.github.client import RateLimited
+from bot.github.client import GitHubClientError, RateLimited, describe_failure
 from bot.intake.json_body import decode_stored
 from bot.services import ServiceHub, Services
 from bot.storage.base import Delivery, Storage
@@ -60,10 +65,14 @@ class HandlerFailures(Exception):
 
     def __init__(self, failures: dict[str, BaseException]) -> None:
         self.failures = failures
-        summary = "; ".join(
-            f"{name}: {type(exc).__name__}: {exc}" for name, exc in failures.items()
-        )
+        summary = "; ".join(f"{name}: {describe_failure(exc)}" for name, exc in failures.items())
         super().__init__(summary)
+
+
+def is_github_failure(exc: BaseException) -> bool:
+    """Whether `exc` is GitHub's answer (or its silence) rather than the App's own bug: its
+    message says what went wrong, a traceback adds nothing but lines."""
+    return isinstance(exc, GitHubClientError | GitHubException)
 
 
 def handler_name(callback: Callable[..., Any]) -> str:
@@ -125,8 +134,14 @@ class Dispatcher:
                 continue
             except Exception as exc:
                 failures[name] = exc
-                log.warning(
-                    "handler %s failed: %s", name, exc, exc_info=exc, extra=context.log_extra()
+                level = logging.DEBUG if is_github_failure(exc) else logging.WARNING
+                log.log(
+                    level,
+                    "handler %s failed: %s",
+                    name,
+                    describe_failure(exc),
+                    exc_info=exc,
+                    extra=context.log_extra(),
                 )
                 continue
             if failures or index < len(to_run) - 1:

@@ -21,16 +21,23 @@ exponential backoff (`reconnect_delay`). An event that cannot be read is logged 
 one larger than a delivery could be is dropped unread. The channel URL is a credential
 (whoever has it reads the deliveries), so logs name its host only, and headers and bodies
 are never logged.
+
+The channel is reached through the outbound proxy the standard variables name
+(`outbound_proxy`, pure: `HTTPS_PROXY`, `NO_PROXY`, ... as curl reads them), which the
+registration and `judge-bot replay` use too; the post to intake never is, since it goes
+to this very process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
+import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -266,6 +273,122 @@ def local_webhook_url(host: str, port: int, path: str) -> str:
     return f"http://{host}:{port}{path}"
 
 
+# -- outbound proxies (pure) -------------------------------------------------------------
+
+
+class ProxySettingError(ValueError):
+    """A proxy variable judge-bot cannot use. The message names the variable, never its
+    value: a proxy URL may hold a password."""
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_NO_PROXY_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def outbound_proxy(url: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy a request to `url` goes through, as curl reads the standard variables:
+    `https_proxy` for https URLs, `http_proxy` for http ones, `all_proxy` for either (each
+    also in upper case; lower case wins, as in curl and urllib), and none for a host that
+    `no_proxy` names or for this machine (loopback never leaves it, so local servers stay
+    reachable whatever the variables say). Raises ProxySettingError for a proxy aiohttp
+    cannot speak to (socks5://, a value that is no URL)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    except ValueError:
+        return None  # not a usable URL: the request itself says so
+    if scheme not in _DEFAULT_PORTS or not host or _loopback(host):
+        return None
+    if _bypassed(host, port, _variable(environ, "no_proxy")[1]):
+        return None
+    name, value = _variable(environ, f"{scheme}_proxy", "all_proxy")
+    return _proxy_url(name, value) if value else None
+
+
+def proxy_address(proxy: str) -> str:
+    """A proxy URL as logs and pages may show it: host and port, never its credentials."""
+    parts = urlsplit(proxy)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
+
+
+def _variable(environ: Mapping[str, str], *names: str) -> tuple[str, str]:
+    """The first of `names` set to something, lower case before upper case."""
+    for name in names:
+        for spelling in (name, name.upper()):
+            value = environ.get(spelling, "").strip()
+            if value:
+                return spelling, value
+    return "", ""
+
+
+def _proxy_url(name: str, value: str) -> str:
+    url = value if "://" in value else f"http://{value}"  # curl's default scheme
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise ProxySettingError(
+            f"{name} names a {scheme}:// proxy; judge-bot reaches the internet through "
+            "http:// or https:// proxies only"
+        )
+    try:
+        _ = parts.port  # parsing it is the check
+    except ValueError:
+        raise ProxySettingError(f"{name} has a port that is not a number") from None
+    if not parts.hostname:
+        raise ProxySettingError(f"{name} is not a proxy address (http://HOST:PORT)")
+    return url
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bypassed(host: str, port: int, no_proxy: str) -> bool:
+    """Whether `no_proxy` names the host: `*`, a name and its subdomains (a leading `.` or
+    `*.` changes nothing), an address, a CIDR block, each optionally with `:port`."""
+    for entry in _NO_PROXY_SEPARATORS.split(no_proxy.lower()):
+        if entry == "*":
+            return True
+        name, entry_port = _split_port(entry)
+        if name and entry_port in (None, port) and _host_matches(host, name):
+            return True
+    return False
+
+
+def _split_port(entry: str) -> tuple[str, int | None]:
+    if entry.startswith("["):  # [v6 address] or [v6 address]:port
+        address, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":")
+        return address, int(port) if port.isdigit() else None
+    name, colon, port = entry.rpartition(":")
+    if colon and ":" not in name and port.isdigit():
+        return name, int(port)
+    return entry, None  # no port, or a bare IPv6 address
+
+
+def _host_matches(host: str, entry: str) -> bool:
+    if "/" in entry:
+        try:
+            return ipaddress.ip_address(host) in ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            return False
+    name = entry.removeprefix("*").removeprefix(".")
+    return bool(name) and (host == name or host.endswith("." + name))
+
+
 # -- the relay --------------------------------------------------------------------------
 
 
@@ -281,14 +404,18 @@ class WebhookRelay:
         policy: ReconnectPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
         max_event_bytes: int = MAX_EVENT_BYTES,
+        proxy: str | None = None,
     ) -> None:
         self._session = session
         self._source = source
         self._target = target
+        # The channel only: the target is this process, which no proxy stands before.
+        self._proxy = proxy
         self._policy = policy or ReconnectPolicy()
         self._sleep = sleep
         self._max_event_bytes = max_event_bytes
-        self._where = urlsplit(source).hostname or "the proxy"
+        where = urlsplit(source).hostname or "the proxy"
+        self._where = f"{where} (through {proxy_address(proxy)})" if proxy else where
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.connected = asyncio.Event()
@@ -316,7 +443,9 @@ class WebhookRelay:
         if self.last_event_id:
             headers["Last-Event-ID"] = self.last_event_id
         timeout = aiohttp.ClientTimeout(total=None, connect=30, sock_read=READ_TIMEOUT_SECONDS)
-        async with self._session.get(self._source, headers=headers, timeout=timeout) as response:
+        async with self._session.get(
+            self._source, headers=headers, timeout=timeout, proxy=self._proxy
+        ) as response:
             if response.status != 200 or response.content_type != "text/event-stream":
                 log.warning(
                     "webhook proxy at %s answered %d (%s), not an event stream",
@@ -388,19 +517,30 @@ class WebhookRelay:
 
 
 def webhook_proxy_ctx(
-    settings: Settings, *, policy: ReconnectPolicy | None = None
+    settings: Settings,
+    *,
+    policy: ReconnectPolicy | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> CleanupContext:
     """The relay for the app's lifetime, when WEBHOOK_PROXY_URL is set and the App is
-    registered (before that, intake refuses every delivery anyway)."""
+    registered (before that, intake refuses every delivery anyway). The channel is reached
+    through the outbound proxy `environ` (the process's environment) names."""
 
     async def proxy_ctx(app: web.Application) -> AsyncIterator[None]:
         source = settings.webhook_proxy_url
         if source is None or not settings.configured:
             yield
             return
+        try:
+            proxy = outbound_proxy(source, os.environ if environ is None else environ)
+        except ProxySettingError as exc:
+            log.error("webhook proxy: not started: %s", exc)
+            yield
+            return
         target = local_webhook_url(settings.host, settings.port, settings.webhook_path)
         async with aiohttp.ClientSession() as session:
-            task = asyncio.create_task(WebhookRelay(session, source, target, policy=policy).run())
+            relay = WebhookRelay(session, source, target, policy=policy, proxy=proxy)
+            task = asyncio.create_task(relay.run())
             yield
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -32,7 +32,14 @@ from datetime import datetime, timedelta
 from aiohttp import web
 from gidgethub import BadRequest, GitHubBroken
 
-from bot.github.client import GitHubApp, GitHubClient, GitHubUnavailable, RateLimited
+from bot.github.client import (
+    GitHubApp,
+    GitHubClient,
+    GitHubUnavailable,
+    RateLimited,
+    describe_failure,
+)
+from bot.intake.dispatch import is_github_failure
 from bot.intake.missed import (
     LoggedAttempt,
     Missed,
@@ -151,7 +158,11 @@ async def _request(
         # GitHub refuses this one (too old, gone): asking again would not change that, so
         # the claim stays and the others go ahead.
         metrics.redelivery_failures.labels(reason="refused").inc()
-        log.warning("GitHub refused to redeliver a missed delivery: %s", exc, extra=context)
+        log.warning(
+            "GitHub refused to redeliver a missed delivery: %s",
+            describe_failure(exc),
+            extra=context,
+        )
         return False
     except Exception as exc:
         await storage.kv_delete(CLAIMS_NAMESPACE, key)
@@ -178,7 +189,9 @@ async def recover_once(
         if reason is None:
             raise
         metrics.redelivery_failures.labels(reason=reason).inc()
-        log.warning("could not read the webhook delivery log (%s): %s", reason, exc)
+        log.warning(
+            "could not read the webhook delivery log (%s): %s", reason, describe_failure(exc)
+        )
         report.stopped = reason
         return report
     report.read = len(attempts)
@@ -229,9 +242,16 @@ async def recover_forever(
         if hub.ready:
             try:
                 report = await recover_once(hub.services.github, storage, metrics, clock(), policy)
-            except Exception:
+            except Exception as exc:
                 metrics.redelivery_failures.labels(reason="error").inc()
-                log.exception("recovering missed deliveries failed; will try again")
+                # GitHub's failure says where and why in one line; a bug needs its traceback.
+                github = is_github_failure(exc)
+                log.log(
+                    logging.WARNING if github else logging.ERROR,
+                    "recovering missed deliveries failed; will try again: %s",
+                    describe_failure(exc),
+                    exc_info=None if github else exc,
+                )
             else:
                 if report.requested:
                     log.info(

@@ -13,15 +13,21 @@ same insert: a claim and a completion for nothing would cost more than its intak
 is checked whole but decoded only as far as intake reads it (`body_fields`); the worker
 decodes the stored body when it runs the handlers.
 
-Nothing a sender puts in a request yields a 5xx. The signature is checked before anything
-else is read, so all that follows concerns a holder of the secret; even then, every value
-handed to storage is one both backends store as is, or the request is refused with a 4xx
-naming what is wrong, and nothing is stored:
+Nothing a sender puts in a request yields a 5xx. Two things are refused from the headers
+alone, with the body unread (`refuse_unread`): a declared length over the limit (413), and
+a compressed body, any Content-Encoding but `identity` (415). GitHub never compresses a
+delivery, and its signature covers the inflated bytes, so a compressed body could only be
+inflated before the signature is checked: 24 KB of gzip inflate to 24 MiB, and a few
+megabytes sent would make intake hold gigabytes. (`serve` also turns aiohttp's request
+decompression off, so no route inflates what it is sent.)
+
+Then the signature is checked before anything else is read, so all that follows concerns a
+holder of the secret; even then, every value handed to storage is one both backends store
+as is, or the request is refused with a 4xx naming what is wrong, and nothing is stored:
 
 * headers: only a `sha256=` signature counts. `X-GitHub-Event` and `X-GitHub-Delivery` are
   printable ASCII (no NUL, no bytes a text column cannot hold), at most `MAX_NAME_CHARS`
-  and 200 characters. A body its Content-Encoding cannot inflate is a 400 from the handler:
-  aiohttp inflates gzip and deflate before `check_request` sees the bytes.
+  and 200 characters. A body aiohttp cannot read (a broken chunked encoding) is a 400.
 * body: UTF-8, one JSON object, nested at most `MAX_JSON_DEPTH` levels (the deepest of
   GitHub's example payloads nests 7). NaN, Infinity, numbers beyond a double and unpaired
   surrogate escapes are refused: they are not JSON GitHub writes, and the worker must read
@@ -99,9 +105,10 @@ def check_request(
 ) -> Rejection | Accepted:
     """Decide what to do with a webhook request. Pure: no I/O, headers are case-insensitive."""
     lowered = {key.lower(): value for key, value in headers.items()}
+    unread = refuse_unread(lowered.get("content-encoding", ""), len(body))
+    if unread is not None:
+        return unread
     try:
-        if len(body) > MAX_BODY_BYTES:
-            _refuse(413, "too-large", "payload exceeds GitHub's 25 MB limit")
         _verify_signature(lowered.get("x-hub-signature-256", ""), body, secret)
         content_type = lowered.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
@@ -127,6 +134,25 @@ def check_request(
         )
     except _Refused as refused:
         return refused.rejection
+
+
+_TOO_LARGE = Rejection(413, "too-large", "payload exceeds GitHub's 25 MB limit")
+_COMPRESSED = Rejection(
+    415,
+    "compressed",
+    "webhook bodies must not be compressed (Content-Encoding): GitHub sends them as they are",
+)
+
+
+def refuse_unread(content_encoding: str, length: int | None) -> Rejection | None:
+    """What intake refuses before reading a byte of the body: a declared `length` over the
+    limit, or a compressed body (module docstring). Pure."""
+    if length is not None and length > MAX_BODY_BYTES:
+        return _TOO_LARGE
+    codings = content_encoding.lower().split(",")
+    if any(coding.strip() not in ("", "identity") for coding in codings):
+        return _COMPRESSED
+    return None
 
 
 def _verify_signature(signature: str, body: bytes, secret: str) -> None:
@@ -208,14 +234,16 @@ def make_webhook_handler(
     load = intake if intake is not None else IntakeLoad()
 
     async def handle(request: web.Request) -> web.Response:
-        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-            metrics.rejected_for("too-large").inc()
-            return _problem(413, "payload exceeds GitHub's 25 MB limit")
+        # Every Content-Encoding header as one list: a second one must not hide a coding.
+        encoding = ",".join(request.headers.getall("Content-Encoding", ()))
+        unread = refuse_unread(encoding, request.content_length)
+        if unread is not None:
+            return _refused_unread(unread, request, metrics)
         try:
             body = await request.read()
         except web.RequestPayloadError:
-            # aiohttp inflates gzip and deflate bodies as they arrive; garbage fails here.
-            # The rest of the body cannot be parsed either, so the connection is not reused.
+            # A body aiohttp cannot parse (a broken chunked encoding): the rest of the body
+            # cannot be parsed either, so the connection is not reused.
             response = _refused(_UNREADABLE, request, metrics)
             response.force_close()
             return response
@@ -279,7 +307,21 @@ async def _redelivered(
     )
 
 
-_UNREADABLE = Rejection(400, "bad-payload", "body could not be read as its Content-Encoding says")
+_UNREADABLE = Rejection(400, "bad-payload", "body could not be read as sent")
+
+
+def _refused_unread(rejection: Rejection, request: web.Request, metrics: Metrics) -> web.Response:
+    """A refusal with the body unread. aiohttp then discards what is left of the body for a
+    few seconds at most (its lingering time), in bounded chunks, before it reuses or closes
+    the connection, so a client still sending is not reset before it reads the answer."""
+    response = _refused(rejection, request, metrics)
+    if rejection is _COMPRESSED:
+        # RFC 9110, 15.5.16: name the content codings that would be accepted.
+        response.headers["Accept-Encoding"] = "identity"
+        # Where aiohttp inflates bodies, one that does not inflate ends the connection
+        # while the rest is discarded; the client must not send its next request on it.
+        response.force_close()
+    return response
 
 
 def _refused(rejection: Rejection, request: web.Request, metrics: Metrics) -> web.Response:

@@ -19,11 +19,25 @@ deliveries is acknowledged at full speed and worked off after, and a flood that 
 still has its deliveries processed. At ordinary rates requests leave the loop idle most of
 the time, and workers claim at once.
 
-Failures. `settle_failure` (pure) decides. GitHub's rate limit (`RateLimited`) is no failure of
-the delivery: it goes back to pending, due at GitHub's reset, with its attempt given back, so a
-used-up rate limit never parks work. Any other failure is retried with capped exponential
-backoff and parked after `max_attempts`. Each handler's success is remembered per delivery
-(see `dispatch`), so a retried or deferred delivery does not repeat handlers that finished.
+Failures. `settle_failure` (pure) decides. Waiting for GitHub is no failure of the delivery:
+it goes back to pending with its attempt given back, so it never parks work.
+
+* GitHub's rate limit (`RateLimited`): due at GitHub's reset.
+* GitHub unreachable, answering 5xx or not in time (`GitHubUnavailable`), for as long as the
+  delivery is younger than `outage_window`: due at the next try of the outage's schedule
+  (`outage_retry_at`), a wait that doubles from `outage_base_seconds` with how long the
+  delivery and the outage have lasted, up to `outage_max_seconds`. The tries fall on common
+  instants for every delivery of the outage, in every replica, so when GitHub answers again
+  they are due together and claimed oldest first.
+
+Any other failure (the App's own) is retried with capped exponential backoff and parked after
+`max_attempts`; so is an outage failure of a delivery older than the window. Each handler's
+success is remembered per delivery (see `dispatch`), so a retried or deferred delivery does not
+repeat handlers that finished.
+
+Logs. One line per failed attempt, naming the handler, the host, the request and the cause
+(`describe_error`); the tracebacks of GitHub's failures go to DEBUG (the dispatcher's line),
+an unexpected exception's stays at WARNING where the dispatcher logs it.
 """
 
 from __future__ import annotations
@@ -31,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -38,9 +53,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from bot.github.client import RateLimited
-from bot.intake.dispatch import HandlerFailures
+from bot.github.client import GitHubUnavailable, RateLimited, describe_failure
+from bot.intake.dispatch import HandlerFailures, is_github_failure
 from bot.metrics import Metrics
+from bot.services import StorageWrites
 from bot.settings import DEFAULT_MAX_RUN_SECONDS
 from bot.storage.base import Delivery, Storage
 
@@ -53,11 +69,19 @@ Dispatch = Callable[[Delivery], Awaitable[None]]
 GIVE_WAY_SECONDS: Final = 1.0
 
 
+# A delivery waits for GitHub to answer again this long after it arrived, by default.
+DEFAULT_OUTAGE_WINDOW: Final = timedelta(hours=24)
+
+
 @dataclass(frozen=True, slots=True)
 class AttemptPolicy:
     max_attempts: int = 5
     base_seconds: float = 2.0
     max_seconds: float = 300.0
+    # Waiting for GitHub (`outage_retry_at`): how long, and the first and longest waits.
+    outage_window: timedelta = DEFAULT_OUTAGE_WINDOW
+    outage_base_seconds: float = 2.0
+    outage_max_seconds: float = 300.0
 
 
 def next_attempt_at(policy: AttemptPolicy, attempts: int, now: datetime) -> datetime | None:
@@ -71,11 +95,29 @@ def next_attempt_at(policy: AttemptPolicy, attempts: int, now: datetime) -> date
     return now + timedelta(seconds=delay)
 
 
+def outage_retry_at(policy: AttemptPolicy, waited: float, now: datetime) -> datetime:
+    """When a delivery that found GitHub unavailable is tried again, `waited` seconds into
+    its wait (the longer of its age and the outage's).
+
+    The wait doubles from `outage_base_seconds` with `waited`, up to `outage_max_seconds`
+    (the largest power-of-two multiple of the base below it), and ends at the next multiple
+    of itself since the epoch. The multiples of a longer wait are multiples of every shorter
+    one: deliveries waiting in one outage, in any replica, are due at common instants, and
+    when GitHub answers again the oldest is claimed first."""
+    base = max(policy.outage_base_seconds, 0.001)
+    gap = base
+    while gap * 2 <= min(policy.outage_max_seconds, max(waited, 0.0)):
+        gap *= 2
+    return datetime.fromtimestamp((math.floor(now.timestamp() / gap) + 1) * gap, UTC)
+
+
 @dataclass(frozen=True, slots=True)
 class Defer:
-    """Back to pending until `until`, the attempt given back: GitHub asked us to wait."""
+    """Back to pending until `until`, the attempt given back: GitHub asked us to wait, or
+    (`outage`) does not answer."""
 
     until: datetime
+    outage: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +136,35 @@ Settlement = Defer | Retry | Park
 
 
 def settle_failure(
-    exc: BaseException, attempts: int, policy: AttemptPolicy, now: datetime
+    exc: BaseException,
+    attempts: int,
+    policy: AttemptPolicy,
+    now: datetime,
+    received_at: datetime | None = None,
 ) -> Settlement:
-    """What becomes of a delivery whose `attempts`-th attempt raised `exc`.
+    """What becomes of a delivery received at `received_at` (None: now) whose
+    `attempts`-th attempt raised `exc`.
 
-    Nothing but rate limits: wait for the latest reset GitHub gave, never in the past, attempt
-    given back. Any other failure among them costs the attempt (backoff, or park on the last
+    Nothing but waits for GitHub (rate limits; outages while the delivery is younger than
+    `outage_window`): due when the latest of them ends, never in the past, attempt given
+    back. Any other failure among them costs the attempt (backoff, or park on the last
     one), and its retry still comes no earlier than a reset GitHub gave."""
     causes = list(exc.failures.values()) if isinstance(exc, HandlerFailures) else [exc]
     resets = [cause.reset_at for cause in causes if isinstance(cause, RateLimited)]
     latest = max(resets, default=None)
-    if latest is not None and len(resets) == len(causes):
-        return Defer(max(latest, now))
+    age = 0.0 if received_at is None else (now - received_at).total_seconds()
+    outages = [
+        cause
+        for cause in causes
+        if isinstance(cause, GitHubUnavailable) and age < policy.outage_window.total_seconds()
+    ]
+    if len(resets) + len(outages) == len(causes):
+        waits = list(resets)
+        for outage in outages:
+            since = outage.failing_since
+            lasted = 0.0 if since is None else (now - since).total_seconds()
+            waits.append(outage_retry_at(policy, max(age, lasted), now))
+        return Defer(max(max(waits), now), outage=bool(outages))
     retry_at = next_attempt_at(policy, attempts, now)
     if retry_at is None:
         return Park()
@@ -113,8 +172,21 @@ def settle_failure(
 
 
 def describe_error(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
+    """The delivery's `last_error`: each failed handler's exception with the host and
+    request of a GitHub failure (`describe_failure`), on one line."""
+    if isinstance(exc, HandlerFailures):
+        text = "; ".join(f"{name}: {describe_failure(e)}" for name, e in exc.failures.items())
+    else:
+        text = describe_failure(exc)
     return text[:2000]
+
+
+def _traceback_of(exc: Exception) -> Exception | None:
+    """The traceback a failed attempt's line carries: none for the handlers' failures (the
+    dispatcher logged each one) or GitHub's (its message says where and why)."""
+    if isinstance(exc, HandlerFailures) or is_github_failure(exc):
+        return None
+    return exc
 
 
 def give_way_for(answering: int, waited: float, limit: float) -> float:
@@ -221,6 +293,7 @@ class Worker:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         heartbeat_seconds: float | None = None,
         max_run_seconds: float | None = DEFAULT_MAX_RUN_SECONDS,
+        writes: StorageWrites | None = None,
     ) -> None:
         self.storage = storage
         self.dispatch = dispatch
@@ -235,6 +308,7 @@ class Worker:
             heartbeat_seconds if heartbeat_seconds is not None else lease_seconds / 3
         )
         self.max_run_seconds = max_run_seconds
+        self.writes = writes
 
     async def run_once(self) -> int:
         """Claim one delivery and process it; returns how many were claimed (0 or 1).
@@ -268,8 +342,10 @@ class Worker:
             self._lost(delivery, context)
             return
         self.metrics.processed_for(delivery.event).inc()
-        self.metrics.processing_seconds_for(delivery.event).observe(time.perf_counter() - started)
-        log.debug("delivery processed", extra=context)
+        took = time.perf_counter() - started
+        self.metrics.processing_seconds_for(delivery.event).observe(took)
+        # One line per delivery done, so an operator can tell the App is working.
+        log.info("delivery processed in %.2f s", took, extra=context)
 
     async def _run_leased(self, delivery: Delivery) -> None:
         """The handlers, with the lease renewed every heartbeat while they run. Raises what
@@ -318,11 +394,11 @@ class Worker:
 
     async def _settle(self, delivery: Delivery, exc: Exception, context: dict[str, Any]) -> None:
         now = self.clock()
-        outcome = settle_failure(exc, delivery.attempts, self.policy, now)
+        outcome = settle_failure(exc, delivery.attempts, self.policy, now, delivery.received_at)
         error = describe_error(exc)
         if isinstance(outcome, Defer):
             kept = await self.storage.defer_delivery(
-                delivery.delivery_id, self.worker_id, outcome.until
+                delivery.delivery_id, self.worker_id, outcome.until, error
             )
         else:
             retry_at = outcome.at if isinstance(outcome, Retry) else None
@@ -342,24 +418,31 @@ class Worker:
         exc: Exception,
         context: dict[str, Any],
     ) -> None:
-        if isinstance(outcome, Defer):
+        """One line per failed attempt (see the module docstring)."""
+        until = outcome.until.isoformat() if isinstance(outcome, Defer) else None
+        if isinstance(outcome, Defer) and outcome.outage:
             self.metrics.deferred.labels(event=event).inc()
-            # No traceback: waiting for GitHub's reset is routine, and may repeat a lot.
-            log.info(
-                "delivery deferred until %s: %s", outcome.until.isoformat(), error, extra=context
+            log.warning(
+                "delivery waits for GitHub, next try at %s: %s", until, error, extra=context
             )
+        elif isinstance(outcome, Defer):
+            self.metrics.deferred.labels(event=event).inc()
+            # Waiting for GitHub's reset is routine, and may repeat a lot.
+            log.info("delivery deferred until %s: %s", until, error, extra=context)
         elif isinstance(outcome, Retry):
             self.metrics.retried.labels(event=event).inc()
             log.warning(
                 "delivery failed, retry at %s: %s",
                 outcome.at.isoformat(),
                 error,
-                exc_info=exc,
+                exc_info=_traceback_of(exc),
                 extra=context,
             )
         else:
             self.metrics.failed.labels(event=event).inc()
-            log.error("delivery parked as failed: %s", error, exc_info=exc, extra=context)
+            log.error(
+                "delivery parked as failed: %s", error, exc_info=_traceback_of(exc), extra=context
+            )
 
     def _lost(self, delivery: Delivery, context: dict[str, Any]) -> None:
         self.metrics.lease_lost.labels(event=delivery.event).inc()
@@ -368,6 +451,13 @@ class Worker:
             "its handlers were stopped and the new owner finishes it",
             extra=context,
         )
+
+    def _storage_failed(self, exc: Exception) -> None:
+        error = describe_failure(exc)
+        if self.writes is not None:
+            self.writes.failed(self.clock(), error)
+        log.warning("worker loop: storage failed: %s", error, extra={"event": None})
+        log.debug("worker loop error", exc_info=exc, extra={"event": None})
 
     async def run(self, stop: asyncio.Event, wake: asyncio.Queue[None], intake: IntakeLoad) -> None:
         """Loop until `stop` is set: drain due work, then sleep until woken or polled.
@@ -383,11 +473,13 @@ class Worker:
                 claimed = await self.run_once()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                # Storage hiccup: keep the loop alive; /healthz reports the store's state.
-                log.exception("worker loop error", extra={"event": None})
+            except Exception as exc:  # noqa: BLE001 - logged, reported on /healthz
+                # Storage hiccup: keep the loop alive, one line a poll.
+                self._storage_failed(exc)
                 claimed = 0
             if claimed:
+                if self.writes is not None:
+                    self.writes.succeeded(self.clock())
                 continue
             try:
                 async with asyncio.timeout(self.poll_interval):

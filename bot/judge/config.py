@@ -19,6 +19,12 @@ bot/judge/providers/agent_cli.py): it needs no base URL and is sent no key.
 `JUDGE_<TIER>_MAX_OUTPUT_TOKENS` overrides `JUDGE_MAX_OUTPUT_TOKENS` for one tier (and its
 alternates): a reasoning model spends output tokens on its thinking before it answers.
 
+`JUDGE_<TIER>_RESPONSE_FORMAT` (else `JUDGE_RESPONSE_FORMAT`) fixes how a tier's model is
+asked for its JSON answer on the OpenAI protocol: `json_schema`, `json_object` or `prompt`
+(the schema and example in the prompt only), for a server that misreports what it
+supports; `auto` (the default) negotiates (bot/judge/providers/openai_chat.py). It is the
+server's property, not the seat's: an alternate keeps the global setting wherever it sits.
+
 Alternates (`JUDGE_ALTERNATE_MODELS`, `provider:model` or `model`) resolve per provider:
 `JUDGE_ALTERNATE_<PROVIDER>_BASE_URL` / `_API_KEY` when either is set (a key alone means
 the provider's public endpoint; a base URL alone sends no key), else the endpoint of the
@@ -48,6 +54,7 @@ from bot.judge.providers import CLI_PROVIDERS, DEFAULT_BASE_URLS
 from bot.judge.records import Tier
 
 ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
+ResponseFormatName = Literal["auto", "json_schema", "json_object", "prompt"]
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 
 
@@ -123,6 +130,7 @@ class Endpoint:
     timeout: float
     max_chars: int
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    response_format: ResponseFormatName = "auto"
 
     @property
     def local(self) -> bool:
@@ -135,19 +143,24 @@ class Endpoint:
 
     @property
     def host(self) -> str:
-        """The base URL's host and port only: a URL may carry a user, a password or a key
-        in its query, and this is what a log line shows. A CLI seat: `local` and the
-        command's name (its directory may name a person)."""
-        if self.local:
-            return "local " + (self.base_url.replace("\\", "/").rsplit("/", 1)[-1] or "?")
-        try:
-            parts = urlsplit(self.base_url)
-            host, port = parts.hostname, parts.port
-        except ValueError:
-            return "?"
-        if not host:
-            return "?"
-        return f"{host}:{port}" if port else host
+        """The base URL's host and port only (`host_of`)."""
+        return host_of(self.provider, self.base_url)
+
+
+def host_of(provider: str, base_url: str) -> str:
+    """The base URL's host and port only: a URL may carry a user, a password or a key in
+    its query, and this is what a log line shows. A CLI seat: `local` and the command's
+    name (its directory may name a person)."""
+    if provider in CLI_PROVIDERS:
+        return "local " + (base_url.replace("\\", "/").rsplit("/", 1)[-1] or "?")
+    try:
+        parts = urlsplit(base_url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return "?"
+    if not host:
+        return "?"
+    return f"{host}:{port}" if port else host
 
 
 def parse_alternate(entry: str, default_provider: str) -> tuple[str, str]:
@@ -218,6 +231,10 @@ class JudgeConfig(BaseSettings):
     quick_max_output_tokens: int | None = Field(default=None, ge=64)
     deep_max_output_tokens: int | None = Field(default=None, ge=64)
     tiebreaker_max_output_tokens: int | None = Field(default=None, ge=64)
+    response_format: ResponseFormatName = "auto"
+    quick_response_format: ResponseFormatName | None = None
+    deep_response_format: ResponseFormatName | None = None
+    tiebreaker_response_format: ResponseFormatName | None = None
 
     # The throttle counts per repository within an installation, the budgets per
     # installation; the CLI and the hook are one local installation (cost.usage_scopes).
@@ -296,6 +313,11 @@ class JudgeConfig(BaseSettings):
         own: int | None = self._tier_value(tier, "max_output_tokens")
         return own if own is not None else self.max_output_tokens
 
+    def response_format_of(self, tier: Tier) -> ResponseFormatName:
+        """The tier's structured-output mode: its own setting, else the global one."""
+        own: ResponseFormatName | None = self._tier_value(tier, "response_format")
+        return own if own is not None else self.response_format
+
     def cli_command(self, provider: str) -> str:
         """The command a CLI provider runs."""
         return str(getattr(self, provider.replace("-", "_")))
@@ -309,6 +331,7 @@ class JudgeConfig(BaseSettings):
         api_key: SecretStr | None,
         family: str | None,
         tier: Tier,
+        response_format: ResponseFormatName,
     ) -> Endpoint | None:
         if provider in CLI_PROVIDERS:
             base_url, api_key = self.cli_command(provider), None
@@ -325,6 +348,7 @@ class JudgeConfig(BaseSettings):
             timeout=self._tier_value(tier, "timeout"),
             max_chars=self._tier_value(tier, "max_chars"),
             max_output_tokens=self.output_tokens(tier),
+            response_format=response_format,
         )
 
     def tiers(self) -> dict[Tier, Endpoint]:
@@ -341,6 +365,7 @@ class JudgeConfig(BaseSettings):
                 api_key=self._tier_value(tier, "api_key") or self.llm_api_key,
                 family=self._tier_value(tier, "family"),
                 tier=tier,
+                response_format=self.response_format_of(tier),
             )
             if seat is not None:
                 out[tier] = seat
@@ -388,6 +413,7 @@ class JudgeConfig(BaseSettings):
                 api_key=api_key,
                 family=None,
                 tier=tier,
+                response_format=self.response_format,
             )
             if seat is not None:
                 out.append(seat)

@@ -54,7 +54,9 @@ def _rounds_table(record: VerdictRecord) -> list[str]:
 
 
 def _decision_lines(record: VerdictRecord) -> list[str]:
-    decision = f"verdict: {record.final_decision.value.upper()} ({record.go_no_go})"
+    label = record.final_decision.value.upper()
+    # The GO / NO-GO label only when it says something the verdict does not.
+    decision = f"verdict: {label}" + ("" if record.go_no_go == label else f" ({record.go_no_go})")
     if record.consensus:
         decision += f"  consensus: {record.consensus}"
     lines = [decision]

@@ -45,7 +45,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from bot.github.client import RateLimited
+from bot.github.client import GitHubUnavailable, RateLimited
 from bot.github.gateway import RepoGateway
 from bot.github.types import CiCheck
 from bot.intake.dispatch import Context
@@ -193,8 +193,8 @@ async def judge_target(
         log.info(
             "sha %s was taken over; result dropped", target.head_sha, extra=context.log_extra()
         )
-    except RateLimited:
-        raise  # the worker defers the delivery to the reset; nothing has given up
+    except (RateLimited, GitHubUnavailable):
+        raise  # the worker defers the delivery (to the reset, or past the outage)
     except Exception as exc:
         if context.delivery.attempts >= services.max_attempts and run.run_id is not None:
             mode = _mode_of(config, services)

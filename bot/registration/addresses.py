@@ -23,6 +23,7 @@ __all__ = [
     "Addresses",
     "Source",
     "addresses_for",
+    "apps_settings_url",
     "install_url",
     "new_app_url",
 ]
@@ -99,10 +100,15 @@ def publicly_reachable(host: str) -> bool:
     return address.is_global
 
 
+def apps_settings_url(api_url: str, org: str | None) -> str:
+    """The page listing the Apps of the user (or of `org`): where a registered App is."""
+    owner = f"/organizations/{quote(org, safe='')}" if org else ""
+    return f"{web_url(api_url)}{owner}/settings/apps"
+
+
 def new_app_url(api_url: str, org: str | None, state: str) -> str:
     """The page that registers an App from a posted manifest, for a user or an org."""
-    owner = f"/organizations/{quote(org, safe='')}" if org else ""
-    return f"{web_url(api_url)}{owner}/settings/apps/new?{urlencode({'state': state})}"
+    return f"{apps_settings_url(api_url, org)}/new?{urlencode({'state': state})}"
 
 
 def install_url(app_html_url: str) -> str:

@@ -5,6 +5,12 @@ GET /setup/callback  -> state checked, code converted, credentials saved, "insta
 
 Only a process without `APP_ID` serves them (`add_registration`): once configured, `/` is
 the status page and the callback does not exist.
+
+GitHub is called once, for the code's conversion, through the outbound proxy the standard
+variables name (`HTTPS_PROXY`, `NO_PROXY`: `bot.intake.proxy.outbound_proxy`). GitHub has
+created the App by the time the callback runs, so no failure there advises starting again
+(that registers a second App): an unreachable GitHub is retried with the same code
+(`conversion_problem`), and any other failure points at the App on GitHub.
 """
 
 from __future__ import annotations
@@ -13,17 +19,19 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
+from bot.intake.proxy import ProxySettingError, outbound_proxy
 from bot.judge.engine.tier_status import TierBoard
 from bot.registration.addresses import (
     CALLBACK_PATH,
     addresses_for,
+    apps_settings_url,
     install_url,
     new_app_url,
 )
@@ -45,7 +53,7 @@ from bot.registration.pages import (
 from bot.registration.state_token import StateCheck, StateSigner
 from bot.settings import Settings
 
-__all__ = ["REGISTRATION", "Registration", "add_registration"]
+__all__ = ["REGISTRATION", "Registration", "add_registration", "conversion_problem"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +64,41 @@ _REFUSED_STATE = {
     "since the form was shown, or the link did not come from its form).",
     StateCheck.EXPIRED: "The registration form is more than an hour old.",
 }
+_BY_HAND = "generate a private key, then set APP_ID, PRIVATE_KEY_PATH and WEBHOOK_SECRET"
+
+
+@dataclass(frozen=True)
+class Problem:
+    status: int
+    title: str
+    message: str
+
+
+def conversion_problem(exc: ConversionError, apps_url: str) -> Problem:
+    """What the person reads when the code was not converted. GitHub created the App before
+    sending them back: retry the same code when that can work, never start again blindly."""
+    if exc.retryable:
+        return Problem(
+            502,
+            "GitHub did not hand over the App yet",
+            f"{exc} GitHub has already created the App, and its code stays valid for an "
+            "hour: retry by reloading this page once GitHub answers. Starting again would "
+            "register a second App. A restart of judge-bot voids this page: if judge-bot "
+            "needs one to reach GitHub (a proxy or certificate setting), finish the App by "
+            f"hand on {apps_url} instead ({_BY_HAND}).",
+        )
+    return Problem(
+        400 if exc.unknown_code else 502,
+        "GitHub did not hand over the App",
+        f"{exc} {_created_already(apps_url)}",
+    )
+
+
+def _created_already(apps_url: str) -> str:
+    return (
+        f"GitHub created the App before sending you here: it is listed on {apps_url}. Finish "
+        f"it by hand there ({_BY_HAND}), or delete it there and start again."
+    )
 
 
 @dataclass
@@ -113,6 +156,13 @@ async def setup_page(request: web.Request) -> web.Response:
             webhook_path=settings.webhook_path,
             request_origin=_origin(request),
         )
+        try:
+            outbound_proxy(settings.github_api_url, registration.environ)
+        except ProxySettingError as exc:
+            # Said before GitHub creates the App: fixing it afterwards takes a restart,
+            # which voids the callback's state.
+            warning = f"{exc}. Fix it and restart judge-bot before registering."
+            addresses = replace(addresses, warnings=(*addresses.warnings, warning))
         state = registration.signer.issue(registration.clock())
         form = RegistrationForm(
             action=new_app_url(settings.github_api_url, settings.gh_org, state),
@@ -132,10 +182,13 @@ async def setup_page(request: web.Request) -> web.Response:
 
 async def callback(request: web.Request) -> web.Response:
     registration = request.app[REGISTRATION]
+    settings = registration.settings
+    apps_url = apps_settings_url(settings.github_api_url, settings.gh_org)
     check = registration.signer.verify(request.query.get("state"), registration.clock())
     if check is not StateCheck.VALID:
         log.warning("registration callback refused: state %s", check.value)
-        return _problem(403, "Registration refused", _REFUSED_STATE[check] + " Start again.")
+        advice = _created_already(apps_url) if "code" in request.query else "Start again."
+        return _problem(403, "Registration refused", f"{_REFUSED_STATE[check]} {advice}")
     code = request.query.get("code")
     if not plausible_code(code) or code is None:
         return _problem(400, "Registration refused", "GitHub's answer carried no usable code.")
@@ -146,11 +199,17 @@ async def callback(request: web.Request) -> web.Response:
     if session is None:  # the app is shutting down
         return _problem(503, "Try again", "judge-bot is stopping.")
     try:
-        app = await convert_code(session, registration.settings.github_api_url, code)
+        proxy = outbound_proxy(settings.github_api_url, registration.environ)
+        app = await convert_code(session, settings.github_api_url, code, proxy=proxy)
+    except ProxySettingError as exc:
+        log.error("registration: GitHub not called: %s", exc)
+        return _problem(
+            500, "judge-bot cannot reach GitHub", f"{exc}. {_created_already(apps_url)}"
+        )
     except ConversionError as exc:
         log.warning("registration: conversion failed: %s", exc)
-        status = 400 if exc.unknown_code else 502
-        return _problem(status, "GitHub did not hand over the App", f"{exc} Start again.")
+        problem = conversion_problem(exc, apps_url)
+        return _problem(problem.status, problem.title, problem.message)
     return _save(registration, code, app)
 
 

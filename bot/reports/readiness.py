@@ -1,10 +1,16 @@
 """Ready for blocking mode, or which KPI holds it back and by how much. Pure.
 
 Every check of seed 000 must pass over the window: enough days of data, enough
-judgments, then each rate against its limit. A rate with nothing to count (no
-not-accepted judgment for the false-positive rate, no accepted one for the
-false-negative rate) cannot be wrong and passes; availability and latency without a
-single model call cannot be measured and hold blocking back.
+judgments, at least one of them decided by a person, then each rate against its limit.
+A rate with nothing to count (no not-accepted judgment for the false-positive rate, no
+accepted one for the false-negative rate) cannot be wrong and passes; availability and
+latency without a single model call cannot be measured and hold blocking back.
+
+Why a human decision is required: the false-positive and false-negative rates count
+the judgments a person overrode, over all judgments. With no person's decision in the
+sample both read 0 % whatever the judges did, and "ready" would rest on nobody having
+looked. One standing decision (`/judge override accept|reject`, which may agree with the
+judges) is the least that shows someone did.
 """
 
 from __future__ import annotations
@@ -60,6 +66,7 @@ def readiness(figures: Figures, limits: CalibrationThresholds, window: Window) -
         _window(window, limits),
         _coverage(figures, window, limits),
         _sample(figures, limits),
+        _human(figures),
         _at_most("false_positive_rate", "false-positive rate", figures.false_positives.value,
                  limits.calibration_max_false_positive_rate),
         _at_most("false_negative_rate", "false-negative rate", figures.false_negatives.value,
@@ -111,6 +118,24 @@ def _sample(figures: Figures, limits: CalibrationThresholds) -> Reason | None:
         needed - figures.judgments,
         f"{figures.judgments} judgments; at least {needed} needed "
         f"({needed - figures.judgments} short)",
+    )
+
+
+MIN_HUMAN_DECISIONS = 1
+
+
+def _human(figures: Figures) -> Reason | None:
+    """At least one judgment a person decided (module docstring)."""
+    decided = figures.overridden
+    if decided >= MIN_HUMAN_DECISIONS:
+        return None
+    return Reason(
+        "human_decisions",
+        decided,
+        f">= {MIN_HUMAN_DECISIONS} judgment decided by a person",
+        MIN_HUMAN_DECISIONS - decided,
+        "no judgment was decided by a person (/judge override): FP and FN cannot be "
+        "measured without one",
     )
 
 

@@ -246,6 +246,11 @@ class Settings(DatabaseSettings):
     retry_max_seconds: Annotated[float, Field(ge=0)] = Field(
         default=300.0, alias="JUDGE_RETRY_MAX_SECONDS"
     )
+    # How long a delivery waits for GitHub to answer again (unreachable, 5xx, no answer in
+    # time), counted from its arrival, before such a failure costs its attempts.
+    github_outage_hours: Annotated[float, Field(gt=0, le=720)] = Field(
+        default=24.0, alias="JUDGE_GITHUB_OUTAGE_HOURS"
+    )
     write_interval: Annotated[float, Field(ge=0)] = Field(
         default=1.0, alias="JUDGE_GITHUB_WRITE_INTERVAL"
     )

@@ -249,10 +249,13 @@ class Storage(Protocol):
         """After a failed attempt: back to pending at `retry_at`, or parked as failed
         when `retry_at` is None. False if the lease is no longer this worker's."""
 
-    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+    async def defer_delivery(
+        self, delivery_id: str, worker_id: str, until: datetime, error: str | None = None
+    ) -> bool:
         """Back to pending, due at `until`, giving back the attempt its claim counted: the
-        delivery waits on something outside it (GitHub's rate limit), it did not fail.
-        False if the lease is no longer this worker's (nothing changes)."""
+        delivery waits on something outside it (GitHub's rate limit, an outage), it did not
+        fail. `error`, when given, replaces `last_error` (what it waits for). False if the
+        lease is no longer this worker's (nothing changes)."""
 
     async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
         """A heartbeat: this worker's lease now runs until `until`. False if the lease is no
@@ -335,6 +338,16 @@ class Storage(Protocol):
         """Every repository with a record at or after `since`, once per name compared without
         case (as its oldest record spells it), in no particular order."""
 
+    async def last_verdict_seq(self) -> int:
+        """The highest sequence number with facts (0 for an empty log): where a reader
+        starts `list_verdict_facts_after` to see only what is appended from now on."""
+
+    async def list_verdict_facts_after(self, seq: int, *, limit: int) -> list[VerdictFacts]:
+        """The facts of the records with a sequence number above `seq`, oldest first, at
+        most `limit`: what was appended since a reader last looked (one primary-key range).
+        On PostgreSQL sequence numbers are taken before commit, so a record committed late
+        can appear here below numbers already returned."""
+
     async def get_verdicts(self, seqs: Sequence[int]) -> list[StoredVerdict]:
         """The records with these sequence numbers (unknown ones are left out), oldest first."""
 
@@ -348,6 +361,10 @@ class Storage(Protocol):
         """Insert only if the key is new; True if this call inserted it."""
 
     async def kv_delete(self, namespace: str, key: str) -> None: ...
+
+    async def write_probe(self, now: datetime) -> None:
+        """One small write (a row of its own, replaced each time): raises as any write
+        would while the store cannot write (a full disk, a lock held elsewhere)."""
 
     async def kv_list(self, namespace: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         """Every row of `namespace` whose key starts with `prefix`, by key (code point order)."""

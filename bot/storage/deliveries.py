@@ -62,7 +62,8 @@ COMPLETE: Final = Sql(
 def _defer(greatest: str) -> str:
     return (
         f"UPDATE deliveries SET status = :pending, attempts = {greatest}(attempts - 1, 0),"
-        " next_attempt_at = :until, lease_owner = NULL, lease_expires_at = NULL" + _LEASED
+        " next_attempt_at = :until, last_error = COALESCE(:error, last_error),"
+        " lease_owner = NULL, lease_expires_at = NULL" + _LEASED
     )
 
 
@@ -165,11 +166,14 @@ class DeliveryLeases(SqlStore):
             )
         return changed == 1
 
-    async def defer_delivery(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
+    async def defer_delivery(
+        self, delivery_id: str, worker_id: str, until: datetime, error: str | None = None
+    ) -> bool:
         changed = await self._sql.run(
             DEFER,
             pending=PENDING,
             until=self._values.time(until),
+            error=error,
             id=delivery_id,
             processing=PROCESSING,
             worker=worker_id,

@@ -83,6 +83,14 @@ def select_args(repo_key: str | None, since: Any) -> tuple[Sql, tuple[Any, ...]]
     return statement, statement.args({name: params[name] for name in statement.names})
 
 
+# What was appended after a reader last looked: one range of the primary key, so its cost
+# is the rows it returns, however long the log.
+AFTER: Final = Sql(
+    f"SELECT {_COLUMNS} FROM verdict_facts WHERE seq > :after ORDER BY seq LIMIT :limit"
+)
+LAST_SEQ: Final = Sql("SELECT COALESCE(MAX(seq), 0) FROM verdict_facts")
+
+
 def facts_of_rows(rows: Sequence[Row], time_of: Callable[[Any], datetime]) -> list[VerdictFacts]:
     return [
         VerdictFacts(

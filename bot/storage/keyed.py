@@ -11,6 +11,7 @@ substr/left, not LIKE, since it may hold % or _.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Final
 
 from bot.storage._codec import dump_json
@@ -52,6 +53,8 @@ LIST_REPOSITORIES: Final = Sql(
     ' ORDER BY full_name COLLATE "C"',
 )
 
+# One row, rewritten by `write_probe`: /healthz's proof that writes work again.
+PROBE_NAMESPACE: Final = "storage-write-probe"
 KV_GET: Final = Sql("SELECT value FROM kv WHERE namespace = :namespace AND key = :key")
 KV_PUT: Final = Sql(
     "INSERT INTO kv (namespace, key, value) VALUES (:namespace, :key, :value)"
@@ -140,6 +143,11 @@ class KeyedTables(SqlStore):
 
     async def kv_delete(self, namespace: str, key: str) -> None:
         await self._sql.run(KV_DELETE, namespace=namespace, key=key)
+
+    async def write_probe(self, now: datetime) -> None:
+        await self._sql.run(
+            KV_PUT, namespace=PROBE_NAMESPACE, key="write", value=dump_json({"at": now.isoformat()})
+        )
 
     async def kv_list(self, namespace: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         db = self._sql

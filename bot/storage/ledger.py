@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from bot.storage import facts
 from bot.storage._codec import dump_json, load_json
-from bot.storage.base import StoredVerdict
+from bot.storage.base import StoredVerdict, VerdictFacts
 from bot.storage.sql import Row, Sql, SqlStore, Values
 
 VERDICT_COLUMNS: Final = "seq, task_id, repository, head_sha, verdict, created_at, record"
@@ -115,6 +115,16 @@ class Ledger(SqlStore):
         db = self._sql
         rows = await db.rows(_list_verdicts(frozenset(params)), **params)
         return [stored_verdict(db, row) for row in rows]
+
+    async def last_verdict_seq(self) -> int:
+        row = await self._sql.row(facts.LAST_SEQ)
+        assert row is not None, "an aggregate returns one row"
+        return int(row[0])
+
+    async def list_verdict_facts_after(self, seq: int, *, limit: int) -> list[VerdictFacts]:
+        db = self._sql
+        rows = await db.rows(facts.AFTER, after=seq, limit=limit)
+        return facts.facts_of_rows(rows, db.time_of)
 
     # -- usage counters ------------------------------------------------------
     async def record_usage(self, scope: str, at: datetime, amount: int = 1) -> None:

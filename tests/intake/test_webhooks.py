@@ -541,11 +541,11 @@ async def test_installation_id_beyond_int64_is_400_and_its_neighbours_are_stored
         assert sum((await store.count_deliveries()).values()) == 2
 
 
-async def test_a_body_that_fails_its_content_encoding_is_400(
+async def test_a_compressed_body_is_refused_before_it_is_read(
     tmp_path: Path, github_keypair: Any
 ) -> None:
-    """aiohttp inflates gzip and deflate bodies as they arrive; garbage used to answer 500,
-    before the signature was even looked at."""
+    """aiohttp inflates gzip and deflate bodies as they arrive; GitHub never compresses a
+    delivery, so any coding is refused (415) before the body is read or inflated."""
     settings = make_settings(github_keypair.private_pem, tmp_path)
     store = storage_from_url(settings.database_url)
     async with running_app(settings, storage=store, start_workers=False) as (client, _):
@@ -553,6 +553,6 @@ async def test_a_body_that_fails_its_content_encoding_is_400(
             body = b"this is not " + encoding.encode()
             headers = webhook_headers("push", body) | {"Content-Encoding": encoding}
             response = await client.post(settings.webhook_path, data=body, headers=headers)
-            assert response.status == 400
-            assert "could not be read" in (await response.json())["error"]
+            assert response.status == 415
+            assert "must not be compressed" in (await response.json())["error"]
         assert sum((await store.count_deliveries()).values()) == 0

@@ -506,7 +506,7 @@ async def test_export_in_process(quiet_env: Path, capsys: pytest.CaptureFixture[
     ("args", "dotenv", "line"),
     [
         ([], "DATABASE_URL=mysql://x\n", "judge-bot: configuration error: DATABASE_URL: must"),
-        (["--since", "2026-01-01"], "", "judge-bot: --since needs a timezone"),
+        (["--since", "2026-01-01T09:00"], "", "judge-bot: --since needs a timezone"),
         (["--database-url", "bogus://x"], "", "judge-bot: unsupported storage URL scheme"),
         (
             ["--database-url", "sqlite:////proc/no-such-dir/x.db"],

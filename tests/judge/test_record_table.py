@@ -91,3 +91,27 @@ def test_render_table() -> None:
     assert "[soft] broken-link docs/a.md:3: link to missing.md" in table
     assert "authored by families: openai" in table
     assert "from the verdict cache" not in table
+
+
+def test_the_label_is_shown_only_when_it_adds_something() -> None:
+    base = VerdictRecord(
+        task_id="t",
+        model="",
+        mode="quick",
+        verdict=Verdict.UNDETERMINED,
+        scores={},
+        average=None,
+        reasoning="",
+        timestamp=datetime(2026, 2, 17, tzinfo=UTC),
+        round=0,
+        rubric=RubricName.CONTENT,
+        prompt_version="judge/1+content/1",
+        files=["docs/a.md"],
+        final_decision=Verdict.UNDETERMINED,
+        go_no_go="UNDETERMINED",
+    )
+    text = render_table(base)
+    assert "verdict: UNDETERMINED" in text
+    assert "UNDETERMINED (UNDETERMINED)" not in text
+    escalated = base.model_copy(update={"final_decision": Verdict.ESCALATE, "go_no_go": "GO"})
+    assert "verdict: ESCALATE (GO)" in render_table(escalated)

@@ -144,7 +144,8 @@ async def test_relaxed_thresholds_make_it_ready(storage: Storage) -> None:
     )
     assert report.overall.readiness.ready
     api, docs = report.repositories
-    assert [r.kpi for r in api.readiness.reasons] == ["days_covered", "sample"]
+    # nobody decided anything in octo/api: not ready whatever its rates
+    assert [r.kpi for r in api.readiness.reasons] == ["days_covered", "sample", "human_decisions"]
     assert [r.kpi for r in docs.readiness.reasons] == [
         "sample",
         "false_positive_rate",
@@ -177,6 +178,7 @@ def test_an_empty_log_holds_blocking_back_on_every_measure() -> None:
     assert [r.kpi for r in report.overall.readiness.reasons] == [
         "days_covered",
         "sample",
+        "human_decisions",
         "go_rate",
         "availability",
         "median_latency",

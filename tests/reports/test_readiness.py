@@ -22,7 +22,7 @@ PASSING = Figures(
     judgments=100,
     decisions={},
     labels={},
-    overridden=0,
+    overridden=13,
     false_positives=Rate(9, 100),
     false_negatives=Rate(4, 100),
     go=Rate(80, 100),
@@ -57,6 +57,8 @@ PASSING = Figures(
         ({"latency_median_s": 42.5}, "median_latency", 12.5),
         ({"latency_median_s": None}, "median_latency", None),
         ({"judgments": 49}, "sample", 1),
+        ({"overridden": 1}, None, None),
+        ({"overridden": 0}, "human_decisions", 1),
         ({"first_at": NOW - timedelta(days=12, hours=23)}, "days_covered", 1),
     ],
 )
@@ -100,3 +102,14 @@ def test_no_judgment_leaves_the_go_rate_unknown() -> None:
     figures = replace(PASSING, go=Rate())
     (reason,) = readiness(figures, CalibrationThresholds(), WINDOW).reasons
     assert (reason.kpi, reason.value, reason.gap) == ("go_rate", None, None)
+
+
+def test_no_human_decision_is_never_ready() -> None:
+    """Issue 24: with nobody's decision in the sample, FP and FN read 0 % however the
+    judges did, and every other KPI passing made the report say READY."""
+    nobody = replace(
+        PASSING, overridden=0, false_positives=Rate(0, 60), false_negatives=Rate(0, 40)
+    )
+    (reason,) = readiness(nobody, CalibrationThresholds(), WINDOW).reasons
+    assert (reason.kpi, reason.value, reason.gap) == ("human_decisions", 0, 1)
+    assert "decided by a person" in reason.message and "/judge override" in reason.message

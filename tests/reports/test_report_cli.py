@@ -18,7 +18,7 @@ from bot.reports.kpis import calibrate
 from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.sqlite import SqliteStorage
-from tests.reports.seeded import NOW, QUICK, SEEDED, judgment, store_all, stored_of
+from tests.reports.seeded import NOW, QUICK, SEEDED, human, judgment, store_all, stored_of
 from tests.reports.test_triage import golden
 from tests.support.fact_builders import facts_of
 
@@ -194,7 +194,9 @@ def test_calibration_table_is_golden() -> None:
 
 
 def test_a_ready_log_says_so() -> None:
-    facts, _ = facts_of(stored_of(SEEDED[:2]))
+    # a person agreed with the first judgment: without a human decision it is never ready
+    agreed = human(SEEDED[0], Verdict.ACCEPT, "alice", SEEDED[1].timestamp)
+    facts, _ = facts_of(stored_of([*SEEDED[:2], agreed]))
     thresholds = CalibrationThresholds(calibration_min_sample=2, calibration_min_go_rate=0.5,
                                        calibration_max_go_rate=1.0)  # fmt: skip
     report = calibrate(facts, thresholds, now=NOW, days=14)

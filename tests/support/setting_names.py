@@ -11,6 +11,7 @@ from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings
 from bot.settings.merge import MergeSettings
 from bot.settings.notify import NotifySettings
+from bot.settings.server import ServerSettings
 
 JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
     JudgeConfig,
@@ -18,6 +19,7 @@ JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
     NotifySettings,
     CalibrationThresholds,
     ResearchSettings,
+    ServerSettings,
 )
 
 

@@ -10,10 +10,11 @@
     verdict cache (storage kv "verdict-cache") ── hit ► the cached decision, no call
     throttle / daily budget ── over ─────────────────► UNDETERMINED with the reason
     tiered protocol (tiers.next_step) with per-tier timeouts, one retry per round
-        on empty/malformed/unparseable/timeout/transport (rounds.py has the table), a
-        wall-clock budget, a fresh nonce per call, fail-open on failures; an accept
-        counts only from judges sent every file whole, and one nobody could read
-        whole is refused (UNDETERMINED, mode "partial-view", never cached)
+        on empty/cut-off/malformed/unparseable/timeout/transport, told what went wrong
+        (rounds.py has the table), a wall-clock budget, a fresh nonce per call,
+        fail-open on failures; an accept counts only from judges sent every file
+        whole, and one nobody could read whole is refused (UNDETERMINED, mode
+        "partial-view", never cached)
     injection findings (files and task texts) turn an ACCEPT into ESCALATE
 
 `judge` never raises for provider problems (any `ProviderError`, and any reply the
@@ -54,7 +55,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -85,14 +86,26 @@ from bot.judge.engine.review_context import ReviewContext
 from bot.judge.engine.rounds import (
     ATTEMPTS_PER_ROUND,
     AttemptError,
+    CutOffAnswer,
     GiveUp,
     JudgmentLog,
+    RetryNote,
     Tally,
     attempt_outcome,
     attempt_refusal,
+    retry_note,
     round_record,
+    with_retry_note,
 )
-from bot.judge.engine.seating import JudgePanel, Seat, Seating, build_panel, seat_panel
+from bot.judge.engine.seating import (
+    JudgePanel,
+    Seat,
+    Seating,
+    build_panel,
+    seat_panel,
+    shared_model_note,
+    shared_models,
+)
 from bot.judge.engine.tiers import PROTOCOL_VERSION, Decision, RunTier, next_step
 from bot.judge.providers import ProviderError
 from bot.judge.records import (
@@ -209,6 +222,9 @@ class JudgeEngine:
         self._monotonic = monotonic
         self._nonce = nonce
         self._admission = asyncio.Lock()
+        if self.panel is not None:
+            for shared in shared_models(self.panel.tiers):
+                logger.warning("judge panel: %s", shared.describe())
 
     @classmethod
     def from_config(
@@ -366,7 +382,8 @@ class JudgeEngine:
             )
             if isinstance(step, Decision):
                 decision = with_unseated_reason(step, seating)
-                return with_partial_view_reason(decision, request.files, budgets)
+                decision = with_partial_view_reason(decision, request.files, budgets)
+                return _with_shared_model_reason(decision, seating, run)
             assert isinstance(step, RunTier)
             await self._round(request, rubric, step.tier, seating[step.tier], run, deadline)
 
@@ -393,6 +410,7 @@ class JudgeEngine:
         seat = seated.seat
         assert seat is not None
         tally = Tally()
+        note: RetryNote | None = None
         while tally.attempts < ATTEMPTS_PER_ROUND:
             remaining = deadline - self._monotonic()
             refused = attempt_refusal(remaining=remaining, calls_left=run.calls_left)
@@ -400,11 +418,12 @@ class JudgeEngine:
                 tally.error = refused.error
                 break
             time_limit = min(seat.timeout, remaining)
-            failure = await self._attempt(request, rubric, tier, seat, run, time_limit, tally)
+            failure = await self._attempt(request, rubric, tier, seat, run, time_limit, tally, note)
             if failure is None:
                 tally.error = None
                 break
             outcome = attempt_outcome(failure, timeout=time_limit)
+            note = retry_note(failure)
             tally.error = outcome.error
             if outcome.warn:
                 logger.warning("judge %s tier model %s: %s", tier.value, seat.model, outcome.error)
@@ -425,20 +444,24 @@ class JudgeEngine:
         run: JudgmentLog,
         time_limit: float,
         tally: Tally,
+        note: RetryNote | None = None,
     ) -> AttemptError | None:
-        """One call (a fresh nonce, counted against the day's calls) and the parse of its
-        answer, added to `tally`; the failure, if any."""
+        """One call (a fresh nonce, counted against the day's calls, told what went wrong
+        with the previous attempt when `note` says) and the parse of its answer, added to
+        `tally`; the failure, if any."""
+        nonce = self._nonce()
         prompt = compose_messages(
             rubric,
             request.task,
             [f for f in request.files if not f.removed],
             tier,
-            nonce=self._nonce(),
+            nonce=nonce,
             max_chars=seat.max_chars,
             previous_rounds=tuple(run.rounds),
             context=request.context,
         )
-        messages, tally.truncated, tally.shown = prompt.messages, prompt.truncation, prompt.shown
+        messages = with_retry_note(prompt.messages, note, nonce)
+        tally.truncated, tally.shown = prompt.truncation, prompt.shown
         tally.attempts += 1
         if run.calls_left is not None:
             run.calls_left -= 1
@@ -452,11 +475,15 @@ class JudgeEngine:
                     response_schema=rubric.response_schema(),
                     schema_name=rubric.name.value,
                     max_tokens=seat.max_output_tokens,
+                    output_mode=seat.output_mode,
                 )
         except (TimeoutError, ProviderError) as exc:
             tally.latency_ms += (self._monotonic() - started) * 1000.0
             return exc
         tally.add_completion(completion)
+        if completion.cut_off:
+            # Half an answer can hold whole scores; it is still not the judge's answer.
+            return CutOffAnswer(seat.max_output_tokens)
         try:
             tally.answer = parse_answer(completion.text, rubric)
         except ParseError as exc:
@@ -519,6 +546,16 @@ class JudgeEngine:
         # label is worked out again: the entry may predate the current GO/NO-GO rule.
         hit = previous.model_copy(update={**base, "calls": []})
         return hit.model_copy(update={"go_no_go": record_go_no_go(hit)})
+
+
+def _with_shared_model_reason(
+    decision: Decision, seating: Mapping[Tier, Seating], run: JudgmentLog
+) -> Decision:
+    """The decision, its reason naming tiers that judged this change as one model."""
+    note = shared_model_note(seating, [r.judge_tier for r in run.rounds])
+    if note is None:
+        return decision
+    return replace(decision, reason=f"{decision.reason}; {note}" if decision.reason else note)
 
 
 def _seat_key(seat: Seat | None) -> cost.SeatKey | None:

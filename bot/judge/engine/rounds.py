@@ -1,29 +1,50 @@
-"""One round of the protocol: when to ask the judge again, and what the round records.
+"""One round of the protocol: when to ask the judge again, what it is told, and what the
+round records.
 
 A round asks one seated judge, at most `ATTEMPTS_PER_ROUND` times. The engine does
 the calling; the rules it follows are here, as pure functions of what happened:
 
     before an attempt   wall-clock budget spent ─────────────► give up
                         daily model-call budget spent ───────► give up
-    the call failed     our own per-tier time limit ─────────► retry
-                        HTTP status (4xx/5xx, 429 too) ───────► give up
-                        provider timeout, transport error,
-                          malformed envelope, empty answer ──► retry
+    the call failed     our own per-tier time limit ─────────► retry, asked to be brief
+                        provider timeout ────────────────────► retry, asked to be brief
+                        HTTP status (4xx/5xx, 429 too) ───────► give up, the server's
+                                                               message kept
+                        transport error, malformed envelope ─► retry as it was
+                        empty answer ────────────────────────► retry, told it was empty
                         any other ProviderError ─────────────► give up
-    the answer          unparseable ─────────────────────────► retry
+    the answer          cut at the output-token limit ───────► retry, told to answer
+                          (finish_reason length)                shorter
+                        unparseable ─────────────────────────► retry, its parse error
+                                                               fed back
 
-A status answer will not change on an immediate retry (a 429 wants a pause longer than
-the budget allows), and an unknown provider failure gives no reason to think a retry
-would help; the other failures are the transient kind a second attempt often clears.
-Whatever the last attempt ended with is the round's error, and a round without an
-answer fails open (the protocol turns it into an undetermined verdict, never a reject).
+Judges are called at temperature 0, where the same request gets the same answer: a
+retry is only worth its latency if something changes. What goes wrong on the model's
+side (an empty, cut-off or unreadable answer, or one too slow to finish) is retried with
+a note saying so (`retry_note`, appended to the prompt by `with_retry_note`; the parse
+error, which may quote the model, is fenced as data under the call's nonce). What goes
+wrong on the way (a reset connection, a garbled envelope) is retried as it was, since
+the network, not the model, is what changes. A status answer will not change on an
+immediate retry (a 429 wants a pause longer than the budget allows), and an unknown
+provider failure gives no reason to think a retry would help. Refusals a provider can
+work around (a response format, a sampling parameter) are negotiated inside its call
+(bot/judge/providers/openai_chat.py) and are not attempts.
+
+A cut-off answer is never read: a truncated object can still hold a complete `scores`
+object, but the judge had not finished (its reasoning, its improvements, perhaps a
+change of mind), so the round fails with "cut-off answer: ..." rather than deciding on
+half an answer. Whatever the last attempt ended with is the round's error, and a round
+without an answer fails open (the protocol turns it into an undetermined verdict, never
+a reject).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.judge.checks.injection import wrap_file
 from bot.judge.engine.cost import UsageScopes
 from bot.judge.engine.prompts import Shown, sends_every_file
 from bot.judge.engine.seating import Seat, Seating
@@ -42,10 +63,23 @@ from bot.judge.rubrics import Rubric, RubricAnswer
 from bot.judge.rubrics.parsing import ParseError
 
 ATTEMPTS_PER_ROUND = 2
+CUT_OFF = "cut-off answer"
+"""How a round's error starts when the judge's answer was cut at the output-token limit."""
+_FED_BACK_LIMIT = 300
 
-AttemptError = TimeoutError | ProviderError | ParseError
+
+class CutOffAnswer(Exception):
+    """The server stopped the answer at the output-token limit (`limit` tokens)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"answer cut at the output-token limit ({limit} tokens)")
+        self.limit = limit
+
+
+AttemptError = TimeoutError | ProviderError | ParseError | CutOffAnswer
 """What an attempt can end with instead of an answer: the engine's own time limit, a
-provider failure, or a reply the rubric's parser refused."""
+provider failure, an answer cut at the output-token limit, or a reply the rubric's
+parser refused."""
 
 
 @dataclass(frozen=True)
@@ -81,10 +115,13 @@ def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp
     `timeout` seconds), and the message the round records."""
     if isinstance(error, TimeoutError):
         return AskAgain(f"timeout after {timeout:g}s")
+    if isinstance(error, CutOffAnswer):
+        return AskAgain(f"{CUT_OFF}: {error}", warn=True)
     if isinstance(error, ParseError):
         return AskAgain(f"unparseable answer: {error}")
     if isinstance(error, ProviderHTTPError):
-        return GiveUp(f"HTTP {error.status} from {error.provider}", warn=True)
+        said = f": {error.server_message}" if error.server_message else ""
+        return GiveUp(f"HTTP {error.status} from {error.provider}{said}", warn=True)
     if isinstance(error, ProviderTimeout):
         return AskAgain("timeout", warn=True)
     if isinstance(error, ProviderTransportError):
@@ -94,6 +131,65 @@ def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp
     if isinstance(error, MalformedResponse):
         return AskAgain("malformed response envelope", warn=True)
     return GiveUp(f"provider error ({type(error).__name__})", warn=True)
+
+
+@dataclass(frozen=True)
+class RetryNote:
+    """What the next attempt is told about the last one: `text` in our words, and
+    `quoted`, words of the model's (a parse error names what it wrote), fenced as data."""
+
+    text: str
+    quoted: str = ""
+
+
+_BRIEF = (
+    "the JSON object only, the reasoning in at most two sentences, at most three "
+    "improvements of one sentence each"
+)
+
+
+def retry_note(error: AttemptError) -> RetryNote | None:
+    """What to tell the judge when asking again after `error`, so that the retry is not
+    the same request at temperature 0; None for failures on the way (transport, a
+    garbled envelope), which a retry as it was may clear, and for failures not retried."""
+    if isinstance(error, CutOffAnswer):
+        return RetryNote(
+            f"Your previous reply was cut off at the output-token limit ({error.limit} "
+            f"tokens) before its JSON object was complete. Reply again, shorter: {_BRIEF}."
+        )
+    if isinstance(error, TimeoutError | ProviderTimeout):
+        return RetryNote(f"Your previous reply took longer than allowed. Reply briefly: {_BRIEF}.")
+    if isinstance(error, EmptyAnswer):
+        return RetryNote(
+            "Your previous reply was empty. Reply with the JSON object only, matching the "
+            "schema in the system message."
+        )
+    if isinstance(error, ParseError):
+        return RetryNote(
+            "Your previous reply could not be read as the verdict object; why is quoted "
+            "below. Reply again with the JSON object only (no prose, no Markdown fence), "
+            "matching the schema in the system message.",
+            quoted=str(error)[:_FED_BACK_LIMIT],
+        )
+    return None
+
+
+def with_retry_note(
+    messages: Sequence[Mapping[str, str]], note: RetryNote | None, nonce: str
+) -> list[dict[str, str]]:
+    """The messages with `note` at the end of the last user message (some servers refuse
+    two user turns in a row), its quoted part fenced under this call's nonce."""
+    out = [dict(m) for m in messages]
+    if note is None:
+        return out
+    text = note.text
+    if note.quoted:
+        text += "\n" + wrap_file("(why the previous reply was refused)", note.quoted, nonce)
+    for message in reversed(out):
+        if message.get("role") == "user":
+            message["content"] = message.get("content", "") + "\n\n" + text
+            return out
+    return [*out, {"role": "user", "content": text}]
 
 
 @dataclass

@@ -8,17 +8,37 @@ alternates first, then other tiers' alternates and models) before it is left emp
 trailers may exclude a family, never thin the panel while a judge is left. It is
 pure, so the engine can compute the seating before anything is counted against a
 budget, and the verdict cache can key on exactly who would judge.
+
+Families are declared, models are served: two tiers declared as different families can
+still be one model on one endpoint (`JUDGE_DEEP_FAMILY` set to get past the shared-family
+check, or a local server whose every name is one model). Their agreement is then one
+model agreeing with itself. `shared_models` finds such tiers, whatever their families;
+the engine warns at start and names them in the record's reason
+(`shared_model_note`), never silently counting them as two judges.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 import httpx
 
-from bot.judge.config import DEFAULT_MAX_OUTPUT_TOKENS, TIER_ORDER, Endpoint, JudgeConfig
-from bot.judge.providers import LLMProvider, StructuredOutputMemory, make_provider
+from bot.judge.config import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    TIER_ORDER,
+    Endpoint,
+    JudgeConfig,
+    host_of,
+)
+from bot.judge.providers import (
+    OUTPUT_MODES,
+    LLMProvider,
+    OutputMode,
+    StructuredOutputMemory,
+    make_provider,
+)
 from bot.judge.records import Tier
 
 
@@ -33,6 +53,9 @@ class Seat:
     max_chars: int
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     """The answer length limit sent with each call (the tier's own, else the global)."""
+    output_mode: OutputMode | None = None
+    """A structured-output mode fixed by the settings; None negotiates (the model's
+    server, not the seat, decides it: a stand-in keeps its own)."""
 
 
 @dataclass(frozen=True)
@@ -147,8 +170,75 @@ def build_panel(
             timeout=endpoint.timeout,
             max_chars=endpoint.max_chars,
             max_output_tokens=endpoint.max_output_tokens,
+            output_mode=OUTPUT_MODES.get(endpoint.response_format),
         )
 
     tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}
     alternates = {tier: [seat(e) for e in config.alternates(tier)] for tier in tiers}
     return JudgePanel(tiers=tiers, alternates=alternates)
+
+
+@dataclass(frozen=True)
+class SharedModel:
+    """Tiers whose judges are one model on one endpoint."""
+
+    tiers: tuple[Tier, ...]
+    model: str
+    host: str
+    families: tuple[str, ...]
+
+    def describe(self) -> str:
+        names = " and ".join(tier.value for tier in self.tiers)
+        declared = ", ".join(self.families)
+        return (
+            f"the {names} judges are one model ({self.model} at {self.host}, declared "
+            f"families {declared}): their agreement is not independent"
+        )
+
+
+def _served_by(seat: Seat) -> tuple[str, str, str]:
+    """A model where it is served, its base URL read so that case in the host and a
+    trailing slash do not hide a match."""
+    kind = getattr(seat.provider, "kind", "")
+    base_url = str(getattr(seat.provider, "base_url", ""))
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return (seat.model, kind, base_url)
+    if not parts.netloc:
+        return (seat.model, kind, base_url)  # a CLI's command, or no URL at all
+    where = f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
+    return (seat.model, kind, where)
+
+
+def shared_models(seats: Mapping[Tier, Seat | None]) -> list[SharedModel]:
+    """Every group of two or more tiers served by one model on one endpoint, whatever
+    families they declare, in protocol order."""
+    groups: dict[tuple[str, str, str], list[Tier]] = {}
+    for tier in TIER_ORDER:
+        seat = seats.get(tier)
+        if seat is not None:
+            groups.setdefault(_served_by(seat), []).append(tier)
+    out: list[SharedModel] = []
+    for tiers in groups.values():
+        if len(tiers) < 2:
+            continue
+        first = seats[tiers[0]]
+        assert first is not None
+        provider = first.provider
+        out.append(
+            SharedModel(
+                tiers=tuple(tiers),
+                model=first.model,
+                host=host_of(getattr(provider, "kind", ""), getattr(provider, "base_url", "")),
+                families=tuple(dict.fromkeys(s.family for t in tiers if (s := seats[t]))),
+            )
+        )
+    return out
+
+
+def shared_model_note(seating: Mapping[Tier, Seating], ran: Iterable[Tier]) -> str | None:
+    """What the record says when tiers that judged this change were one model, or None."""
+    seats = {tier: seating[tier].seat for tier in ran if tier in seating}
+    shared = shared_models(seats)
+    return "; ".join(s.describe() for s in shared) or None

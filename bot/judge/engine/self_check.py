@@ -12,11 +12,17 @@ a missing model only shows, and the tier fails open as it would have anyway.
     not listed ────────────────────────────────────────────────► missing, with the
                                                                    closest names listed
     key refused (401/403), host unreachable, no answer in time ─► missing, with why
+                                                                   (the cause named:
+                                                                   connection refused,
+                                                                   DNS, TLS...)
     no model list (404/405/501, other errors, unreadable list,
       a CLI provider) ─────────────────────────────────────────► unknown, with why
 
 A missing model is logged once when it goes missing (with up to `LOGGED_NAMES` of the
-names that do exist, closest first), not every hour; its return is logged once too.
+names that do exist, closest first), not every hour; its return is logged once too. The
+advice fits the cause (`advice`): a model the endpoint does not list asks for another
+`JUDGE_<TIER>_MODEL`, an endpoint that did not answer or refused the key names the host
+and the setting to check instead, since no model name would fix those.
 `judge_provider_model_available{tier,model}` is 1 or 0, and absent while unknown. Problem
 texts and logs name hosts, models and status codes, never a key or a full URL.
 """
@@ -28,10 +34,14 @@ import contextlib
 import difflib
 import json
 import logging
+import os
 import re
 import shutil
+import socket
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import httpx
@@ -59,6 +69,14 @@ _SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})")
 CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
+class Trouble(StrEnum):
+    """Why a tier counts as missing although nobody said its model is gone."""
+
+    UNREACHABLE = "unreachable"
+    """No answer: refused, unresolved, TLS, timed out."""
+    KEY_REFUSED = "key refused"
+
+
 @dataclass(frozen=True)
 class ModelListing:
     """What an endpoint said its models are, or (`models` None) why it could not say and
@@ -67,6 +85,7 @@ class ModelListing:
     models: tuple[str, ...] | None
     available: bool | None = None
     problem: str | None = None
+    trouble: Trouble | None = None
 
 
 # -- the comparison (pure) ------------------------------------------------------------
@@ -101,6 +120,53 @@ def missing_problem(model: str, host: str | None, models: Sequence[str]) -> str:
     close = difflib.get_close_matches(model, models, n=CLOSE_NAMES, cutoff=0.5)
     hint = f"; closest: {', '.join(close)}" if close else ""
     return f"model {model!r} is not among the {len(models)} models {where} lists{hint}"
+
+
+_MAX_CAUSES = 8
+
+
+def connection_cause(exc: BaseException) -> str:
+    """What stopped a connection, in words, from the errors chained under an httpx
+    error (whose own text is often just "All connection attempts failed"). Errno texts,
+    resolver and TLS reasons only: none of them quotes the URL, which may carry a key."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < _MAX_CAUSES:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    for error in reversed(seen):  # the innermost error is the most precise
+        if isinstance(error, socket.gaierror):
+            return f"DNS lookup failed ({error.strerror or 'no address'})"
+        # The ssl module sets these attributes only on the errors it raises itself.
+        if isinstance(error, ssl.SSLCertVerificationError):
+            why = getattr(error, "verify_message", None) or "not trusted"
+            return f"TLS certificate rejected ({why})"
+        if isinstance(error, ssl.SSLError):
+            return f"TLS failed ({getattr(error, 'reason', None) or type(error).__name__})"
+        if isinstance(error, TimeoutError):
+            return "connection timed out"
+        if isinstance(error, OSError) and isinstance(error.errno, int) and error.errno > 0:
+            return os.strerror(error.errno).lower()
+    return type(exc).__name__
+
+
+def advice(tier: str, listing: ModelListing | None) -> str:
+    """What to do about a tier found missing, by its cause (module docstring)."""
+    name = tier.upper()
+    trouble = listing.trouble if listing is not None else None
+    if trouble is Trouble.UNREACHABLE:
+        return (
+            "the tier fails open until the endpoint answers: is it running, and does "
+            f"JUDGE_{name}_BASE_URL (or JUDGE_LLM_BASE_URL) point at it?"
+        )
+    if trouble is Trouble.KEY_REFUSED:
+        return (
+            "the tier fails open until the key is accepted: check "
+            f"JUDGE_{name}_API_KEY (or JUDGE_LLM_API_KEY)"
+        )
+    if listing is not None and listing.models is not None:
+        return f"the tier fails open until this is fixed (set JUDGE_{name}_MODEL)"
+    return "the tier fails open until this is fixed"
 
 
 def checked_status(status: TierStatus, listing: ModelListing | None) -> TierStatus:
@@ -163,7 +229,10 @@ def _ids(payload: Any, id_key: str = "id") -> list[str] | None:
 def _refusal(status: int, host: str) -> ModelListing:
     if status in (401, 403):
         return ModelListing(
-            None, False, f"{host} refused the API key when listing models (HTTP {status})"
+            None,
+            False,
+            f"{host} refused the API key when listing models (HTTP {status})",
+            Trouble.KEY_REFUSED,
         )
     if status in (404, 405, 501):
         return ModelListing(
@@ -197,10 +266,14 @@ async def _get_json(
             content, whole = await read_up_to(response, MODEL_LIST_LIMIT)
         finally:
             await response.aclose()
+    except httpx.ConnectTimeout:
+        return _unreachable(host, "connection timed out")
     except httpx.TimeoutException:
-        return ModelListing(None, False, f"{host} did not send its model list in time")
+        return ModelListing(
+            None, False, f"{host} did not send its model list in time", Trouble.UNREACHABLE
+        )
     except (httpx.RequestError, httpx.InvalidURL, UnicodeError) as exc:
-        return ModelListing(None, False, f"{host} could not be reached ({type(exc).__name__})")
+        return _unreachable(host, connection_cause(exc))
     if not whole:
         return ModelListing(
             None,
@@ -212,6 +285,10 @@ async def _get_json(
         return json.loads(content)
     except (ValueError, RecursionError):
         return _unreadable(host)
+
+
+def _unreachable(host: str, cause: str) -> ModelListing:
+    return ModelListing(None, False, f"{host} could not be reached: {cause}", Trouble.UNREACHABLE)
 
 
 def _unreadable(host: str) -> ModelListing:
@@ -330,15 +407,19 @@ class SelfCheck:
         if status.available is None:
             logger.info("judge %s tier: %s", status.tier, status.problem)
             return
-        models = listing.models if listing is not None and listing.models is not None else ()
-        names = names_by_closeness(status.model or "", models)
+        if listing is None or listing.models is None:
+            # No list to show: it would read "none", as if the endpoint served nothing.
+            logger.warning(
+                "judge %s tier: %s; %s", status.tier, status.problem, advice(status.tier, listing)
+            )
+            return
+        names = names_by_closeness(status.model or "", listing.models)
         more = f" (and {len(names) - LOGGED_NAMES} more)" if len(names) > LOGGED_NAMES else ""
         logger.warning(
-            "judge %s tier: %s; the tier fails open until this is fixed (set JUDGE_%s_MODEL)."
-            " Models it lists: %s%s",
+            "judge %s tier: %s; %s. Models it lists: %s%s",
             status.tier,
             status.problem,
-            status.tier.upper(),
+            advice(status.tier, listing),
             ", ".join(names[:LOGGED_NAMES]) or "none",
             more,
         )

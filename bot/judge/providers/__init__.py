@@ -5,8 +5,10 @@ most proxies and open-model hosts also speak; `AnthropicMessagesProvider`
 (bot/judge/providers/anthropic_messages.py) speaks Anthropic Messages. Both take ONE shared
 `httpx.AsyncClient` (built by the application, never here), a base URL and an API key,
 and answer `complete(model=..., messages=..., ...)` with a `Completion`: the text, token
-counts and latency. The model is a call argument so one provider serves every tier on
-its endpoint. `CLIProvider` (bot/judge/providers/agent_cli.py) answers the same call by running
+counts, latency and whether the server cut it at the output-token limit (`cut_off`). The
+model is a call argument so one provider serves every tier on its endpoint, and so is a
+tier's fixed structured-output mode (`output_mode`; only the OpenAI protocol has one to
+choose). `CLIProvider` (bot/judge/providers/agent_cli.py) answers the same call by running
 `claude -p` or `opencode run` (providers `claude-cli` and `opencode-cli`); its "base URL"
 is the command.
 
@@ -21,7 +23,9 @@ Exceptions (every one carries `provider` and `model`, never an API key):
      ├── ProviderTransportError   connection refused/reset, DNS, protocol and body
      │                            decoding errors, an invalid URL, a header (API key)
      │                            that cannot be encoded
-     ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`)
+     ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`, and
+     │                            `server_message`: its error's message, short and
+     │                            scrubbed, for records and logs)
      │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
      ├── MalformedResponse        2xx, but not the protocol's JSON envelope, or longer
      │                            than `answer_limit(max_tokens)` bytes (a CLI: output
@@ -41,6 +45,7 @@ import httpx
 from bot.judge.providers.agent_cli import CLI_PROVIDERS, CLIProvider
 from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION, AnthropicMessagesProvider
 from bot.judge.providers.http import (
+    OUTPUT_MODES,
     Completion,
     EmptyAnswer,
     MalformedResponse,
@@ -57,12 +62,14 @@ from bot.judge.providers.openai_chat import (
     OutputMode,
     StructuredOutputMemory,
     error_info,
+    format_refused,
 )
 
 __all__ = [
     "ANTHROPIC_VERSION",
     "CLI_PROVIDERS",
     "DEFAULT_BASE_URLS",
+    "OUTPUT_MODES",
     "AnthropicMessagesProvider",
     "CLIProvider",
     "Completion",
@@ -80,6 +87,7 @@ __all__ = [
     "ProviderTransportError",
     "StructuredOutputMemory",
     "error_info",
+    "format_refused",
     "make_provider",
 ]
 
@@ -104,6 +112,7 @@ class LLMProvider(Protocol):
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
+        output_mode: OutputMode | None = None,
     ) -> Completion:
         """One chat turn; raises a `ProviderError` subclass on any failure."""
         ...

@@ -48,6 +48,7 @@ from bot.credentials import redact
 from bot.judge.providers.http import (
     Completion,
     MalformedResponse,
+    OutputMode,
     ProviderCommandError,
     ProviderTimeout,
     ProviderTransportError,
@@ -405,8 +406,9 @@ class CLIProvider:
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
+        output_mode: OutputMode | None = None,
     ) -> Completion:
-        del schema_name  # neither CLI names its schema
+        del schema_name, output_mode  # neither CLI names its schema or takes a format
         build, read = _FORMATS[self.kind]
         invocation = build(self.base_url, model, messages, response_schema, max_tokens)
         started = time.perf_counter()

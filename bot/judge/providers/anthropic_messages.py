@@ -1,8 +1,10 @@
 """The Anthropic Messages protocol (`POST {base}/v1/messages`).
 
 Messages has no structured-output switch, so the schema always travels as instructions
-in the system prompt; and it takes the system prompt as a field of its own, not as a
-turn, so system messages are folded into it.
+in the system prompt (a tier's `output_mode` changes nothing here); and it takes the
+system prompt as a field of its own, not as a turn, so system messages are folded into
+it. An answer stopped at the output-token limit (`stop_reason: max_tokens`) is returned
+marked `cut_off`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from bot.judge.providers.http import (
     Completion,
     HTTPProvider,
     MalformedResponse,
+    OutputMode,
     completion_of,
     with_instructions,
 )
@@ -47,7 +50,9 @@ class AnthropicMessagesProvider(HTTPProvider):
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
+        output_mode: OutputMode | None = None,
     ) -> Completion:
+        del output_mode  # the schema always travels as instructions
         prepared = with_instructions(messages, response_schema)
         system = "\n\n".join(m["content"] for m in prepared if m.get("role") == "system")
         turns = [
@@ -95,5 +100,11 @@ class AnthropicMessagesProvider(HTTPProvider):
             and isinstance(block.get("text"), str)
         )
         return completion_of(
-            self.kind, model, text, payload, latency_ms, ("input_tokens", "output_tokens")
+            self.kind,
+            model,
+            text,
+            payload,
+            latency_ms,
+            ("input_tokens", "output_tokens"),
+            cut_off=payload.get("stop_reason") == "max_tokens",
         )

@@ -12,10 +12,23 @@ inflated here, never much past the limit (httpx would inflate each 64 KiB read w
 up to 64 MiB and a fifth of a second from one read of a gzip bomb). A misbehaving
 endpoint, or a model talked into endless output by a server that ignores `max_tokens`,
 can then cost neither memory nor event-loop time past that bound.
+
+What a server said when it refused a call travels with the `ProviderHTTPError` as
+`server_message`: the message of its error object (`error_info`; never the rest of the
+body, which some proxies fill with an echo of the request), the API key and anything
+credential-shaped scrubbed (`bot.credentials.redact`), on one line, at most
+`SERVER_MESSAGE_LIMIT` characters. It is what a round's error, the log line, the CLI and
+the check run show, so "HTTP 400" comes with the server's own reason ("request (9315
+tokens) exceeds the available context size (8192 tokens)").
+
+An answer the server stopped at the output-token limit (OpenAI `finish_reason: length`,
+Anthropic `stop_reason: max_tokens`) comes back with `Completion.cut_off` set: it is not
+an answer, whatever JSON its start holds, and the engine treats it so.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -24,7 +37,13 @@ from typing import Any
 
 import httpx
 
+from bot.credentials import redact
+
 _DETAIL_LIMIT = 300
+SERVER_MESSAGE_LIMIT = 200
+# Redaction reads this much of a message at most (a credential cut at the end of it would
+# be past the excerpt anyway); it keeps an echo of a long request from costing much.
+_MESSAGE_SCAN_LIMIT = 4000
 # English takes about 4 bytes a token; 32 leaves room for JSON escapes (\uXXXX is 6 bytes
 # a character), runs of whitespace and an answer a CLI prints twice (claude's `result`
 # beside `structured_output`). The allowance covers the envelope around the text (ids,
@@ -71,11 +90,21 @@ class ProviderTransportError(ProviderError):
 
 class ProviderHTTPError(ProviderError):
     def __init__(
-        self, message: str, *, provider: str, model: str, status: int, detail: str
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int,
+        detail: str,
+        server_message: str = "",
     ) -> None:
         super().__init__(message, provider=provider, model=model)
         self.status = status
         self.detail = detail
+        """The body's start, the key scrubbed (for debugging; may be an echo of the request)."""
+        self.server_message = server_message
+        """The error's own message, short and scrubbed (`excerpt`); "" when it had none."""
 
 
 class ProviderRateLimited(ProviderHTTPError):
@@ -88,8 +117,16 @@ class ProviderRateLimited(ProviderHTTPError):
         status: int,
         detail: str,
         retry_after: float | None,
+        server_message: str = "",
     ) -> None:
-        super().__init__(message, provider=provider, model=model, status=status, detail=detail)
+        super().__init__(
+            message,
+            provider=provider,
+            model=model,
+            status=status,
+            detail=detail,
+            server_message=server_message,
+        )
         self.retry_after = retry_after
 
 
@@ -113,6 +150,22 @@ class ProviderCommandError(ProviderError):
         self.detail = detail
 
 
+class OutputMode(enum.IntEnum):
+    """Structured-output strategies, strongest first."""
+
+    JSON_SCHEMA = 0
+    JSON_OBJECT = 1
+    INSTRUCTIONS = 2
+
+
+OUTPUT_MODES: dict[str, OutputMode] = {
+    "json_schema": OutputMode.JSON_SCHEMA,
+    "json_object": OutputMode.JSON_OBJECT,
+    "prompt": OutputMode.INSTRUCTIONS,
+}
+"""The settings' names for the modes (`JUDGE_RESPONSE_FORMAT`; `auto` is no entry)."""
+
+
 @dataclass(frozen=True)
 class Completion:
     text: str
@@ -121,6 +174,78 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: float
+    cut_off: bool = False
+    """The server stopped the answer at the output-token limit: whatever `text` holds is
+    the start of an answer, not an answer."""
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """What an error answer says about itself: the parameter it names (`param`, when the
+    server sets one) and its message. Read from the error object only, not the rest of
+    the body."""
+
+    param: str | None
+    message: str
+
+    def names(self, parameter: str, *, message_words: Sequence[str]) -> bool:
+        if self.param is not None:
+            return self.param == parameter or self.param.startswith(
+                (parameter + ".", parameter + "[")
+            )
+        lowered = self.message.lower()
+        return any(word in lowered for word in message_words)
+
+
+def error_info(response: httpx.Response) -> ErrorInfo:
+    """The error object of a 4xx/5xx answer in the shapes OpenAI-compatible servers use:
+    `{"error": {"message", "param"}}` (OpenAI, llama.cpp, llama-cpp-python, Ollama, and
+    Anthropic's `{"type": "error", "error": {...}}`), `{"error": "text"}`, a bare
+    `{"message", "param"}` (vLLM), `{"detail": ...}` (FastAPI); any other body is the
+    message itself."""
+    try:
+        payload = response.json()
+    except (ValueError, RecursionError):
+        return ErrorInfo(None, response.text)
+    if not isinstance(payload, dict):
+        return ErrorInfo(None, "")
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return ErrorInfo(None, error)
+    if not isinstance(error, dict):
+        return ErrorInfo(None, "")
+    param = error.get("param")
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = _detail_text(error.get("detail"))
+    return ErrorInfo(param if isinstance(param, str) and param else None, message)
+
+
+def _detail_text(detail: Any) -> str:
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        parts = []
+        for item in detail:
+            if isinstance(item, dict):
+                where = item.get("loc")
+                loc = ".".join(str(p) for p in where) if isinstance(where, list) else ""
+                parts.append(f"{loc}: {item.get('msg', '')}")
+        return "; ".join(parts)
+    return ""
+
+
+def excerpt(message: str, secret: str = "") -> str:
+    """A server's message as records, logs and check runs may show it: the key and
+    anything credential-shaped replaced, on one line, at most `SERVER_MESSAGE_LIMIT`
+    characters (an ellipsis says it was cut)."""
+    text = message[:_MESSAGE_SCAN_LIMIT]
+    if secret:
+        text = text.replace(secret, "***")
+    text = " ".join(redact(text).split())
+    if len(text) > SERVER_MESSAGE_LIMIT:
+        text = text[: SERVER_MESSAGE_LIMIT - 1].rstrip() + "…"
+    return text
 
 
 def answer_limit(max_tokens: int) -> int:
@@ -246,6 +371,8 @@ def completion_of(
     payload: Mapping[str, Any],
     latency_ms: float,
     usage_keys: tuple[str, str],
+    *,
+    cut_off: bool = False,
 ) -> Completion:
     """The answer, or EmptyAnswer; token counts read from the provider's own usage keys."""
     if not text.strip():
@@ -261,6 +388,7 @@ def completion_of(
         prompt_tokens=_int(counts.get(usage_keys[0])),
         completion_tokens=_int(counts.get(usage_keys[1])),
         latency_ms=latency_ms,
+        cut_off=cut_off,
     )
 
 
@@ -343,6 +471,7 @@ class HTTPProvider:
         if response.status_code < 400:
             return
         detail = _scrub(response.text, self._api_key)
+        said = excerpt(error_info(response).message, self._api_key)
         message = f"{self.kind} answered HTTP {response.status_code} for model {model}"
         if response.status_code == 429:
             raise ProviderRateLimited(
@@ -352,9 +481,15 @@ class HTTPProvider:
                 status=429,
                 detail=detail,
                 retry_after=_retry_after(response),
+                server_message=said,
             )
         raise ProviderHTTPError(
-            message, provider=self.kind, model=model, status=response.status_code, detail=detail
+            message,
+            provider=self.kind,
+            model=model,
+            status=response.status_code,
+            detail=detail,
+            server_message=said,
         )
 
     def _json(self, response: httpx.Response, model: str) -> dict[str, Any]:

@@ -2,119 +2,122 @@
 
 Most proxies and open-model hosts speak this protocol, each with its own gaps, so the
 provider negotiates instead of assuming. It asks for a JSON-schema answer via
-`response_format: {"type": "json_schema", ...}`. Servers that do not support it answer
-400 naming response_format; the provider then retries with `{"type": "json_object"}` and
-then with plain instructions (the schema appended to the system prompt), and remembers
-what worked per base URL in a `StructuredOutputMemory` shared by the providers.
+`response_format: {"type": "json_schema", ...}`. A server that refuses it, with an error
+that names the response format, is asked again with `{"type": "json_object"}` and then
+with plain instructions (the schema appended to the system prompt, beside the rubric's
+JSON example). Servers refuse in different ways, all of which count:
+
+    OpenAI, vLLM, llama.cpp's llama-server   400  (llama-server: `response_format type
+                                                   must be one of "text" or "json_object"`)
+    FastAPI servers                          422  (`detail[].loc` names response_format)
+    llama-cpp-python's server                500  (its request validation error, naming
+                                                   `response_format`, becomes an internal
+                                                   error)
+
 "Naming" means the error's `param` field when the server sets one, else its message;
 never the whole body, which some proxies fill with an echo of the request (where
 `response_format` always appears). Refused sampling parameters are matched the same way.
+
+What worked is remembered per base URL and model in a `StructuredOutputMemory` shared by
+the providers, and forgotten after `REPROBE_SECONDS` so a server upgraded since is asked
+for the stronger format again. A tier whose server misreports (accepts json_schema and
+ignores it, or refuses what it supports) fixes its format instead
+(`JUDGE_<TIER>_RESPONSE_FORMAT`, passed here as `output_mode`): no negotiation then, and a
+refusal is the HTTP error it is.
 
 Reasoning models served this way (vLLM, Ollama, DeepSeek) may return their thinking in a
 `reasoning_content` (or `reasoning`) field beside the content: it is never read as the
 answer. When that thinking used up `max_tokens` before the answer began, the content is
 empty and the `EmptyAnswer` says so (the tier's `JUDGE_<TIER>_MAX_OUTPUT_TOKENS` is then
 too low). Thinking written into the content itself is set aside by bot/judge/rubrics/parsing.py.
+An answer stopped at the limit (`finish_reason: length`, as OpenAI, vLLM, llama.cpp,
+llama-cpp-python and Ollama all report it) is returned marked `cut_off`.
 """
 
 from __future__ import annotations
 
-import enum
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 from bot.judge.providers.http import (
+    OUTPUT_MODES,
     Completion,
     EmptyAnswer,
+    ErrorInfo,
     HTTPProvider,
     MalformedResponse,
+    OutputMode,
     completion_of,
+    error_info,
     with_instructions,
 )
 
-_OUTPUT_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output")
+__all__ = [
+    "OUTPUT_MODES",
+    "REPROBE_SECONDS",
+    "ErrorInfo",
+    "OpenAIChatProvider",
+    "OutputMode",
+    "StructuredOutputMemory",
+    "error_info",
+    "format_refused",
+]
 
-
-class OutputMode(enum.IntEnum):
-    """Structured-output strategies, strongest first."""
-
-    JSON_SCHEMA = 0
-    JSON_OBJECT = 1
-    INSTRUCTIONS = 2
+_OUTPUT_FORMAT_WORDS = (
+    "response_format",
+    "json_schema",
+    "json_object",
+    "json schema",
+    "structured output",
+    "grammar",
+)
+_FORMAT_REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
+REPROBE_SECONDS = 3600.0
+"""How long a fallback is remembered before the stronger format is tried again."""
 
 
 @dataclass
 class StructuredOutputMemory:
-    """What each endpoint accepted, shared by providers: the strongest output mode per
-    base URL, and per (base URL, model) the sampling parameters it refused (reasoning
-    models refuse `temperature` and want `max_completion_tokens`)."""
+    """What each endpoint accepted, shared by providers: per (base URL, model) the
+    strongest output mode that worked and since when (forgotten `reprobe_after` seconds
+    later), and the sampling parameters it refused (reasoning models refuse
+    `temperature` and want `max_completion_tokens`)."""
 
-    modes: dict[str, OutputMode] = field(default_factory=dict)
+    modes: dict[tuple[str, str], tuple[OutputMode, float]] = field(default_factory=dict)
     refused: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    reprobe_after: float = REPROBE_SECONDS
+    clock: Callable[[], float] = time.monotonic
 
-    def get(self, base_url: str) -> OutputMode:
-        return self.modes.get(base_url, OutputMode.JSON_SCHEMA)
+    def get(self, base_url: str, model: str | None = None) -> OutputMode:
+        """The mode to start with for `model` at `base_url`; without a model, the
+        weakest any model there needed."""
+        if model is None:
+            known = [self.get(url, name) for url, name in list(self.modes) if url == base_url]
+            return max(known, default=OutputMode.JSON_SCHEMA)
+        learned = self.modes.get((base_url, model))
+        if learned is None:
+            return OutputMode.JSON_SCHEMA
+        mode, since = learned
+        if self.clock() - since >= self.reprobe_after:
+            del self.modes[(base_url, model)]
+            return OutputMode.JSON_SCHEMA
+        return mode
 
-    def downgrade(self, base_url: str, mode: OutputMode) -> None:
-        self.modes[base_url] = max(mode, self.get(base_url))
-
-
-@dataclass(frozen=True)
-class ErrorInfo:
-    """What an error answer says about itself: the parameter it names (`param`, when the
-    server sets one) and its message. Read from the error object only, not the rest of
-    the body."""
-
-    param: str | None
-    message: str
-
-    def names(self, parameter: str, *, message_words: Sequence[str]) -> bool:
-        if self.param is not None:
-            return self.param == parameter or self.param.startswith(
-                (parameter + ".", parameter + "[")
-            )
-        lowered = self.message.lower()
-        return any(word in lowered for word in message_words)
+    def downgrade(self, base_url: str, model: str, mode: OutputMode) -> None:
+        if mode > self.get(base_url, model):
+            self.modes[(base_url, model)] = (mode, self.clock())
 
 
-def error_info(response: httpx.Response) -> ErrorInfo:
-    """The error object of a 4xx/5xx answer in the shapes OpenAI-compatible servers use:
-    `{"error": {"message", "param"}}`, `{"error": "text"}`, a bare `{"message", "param"}`
-    (vLLM), `{"detail": ...}` (FastAPI); any other body is the message itself."""
-    try:
-        payload = response.json()
-    except (ValueError, RecursionError):
-        return ErrorInfo(None, response.text)
-    if not isinstance(payload, dict):
-        return ErrorInfo(None, "")
-    error = payload.get("error", payload)
-    if isinstance(error, str):
-        return ErrorInfo(None, error)
-    if not isinstance(error, dict):
-        return ErrorInfo(None, "")
-    param = error.get("param")
-    message = error.get("message")
-    if not isinstance(message, str):
-        message = _detail_text(error.get("detail"))
-    return ErrorInfo(param if isinstance(param, str) and param else None, message)
-
-
-def _detail_text(detail: Any) -> str:
-    if isinstance(detail, str):
-        return detail
-    if isinstance(detail, list):
-        parts = []
-        for item in detail:
-            if isinstance(item, dict):
-                where = item.get("loc")
-                loc = ".".join(str(p) for p in where) if isinstance(where, list) else ""
-                parts.append(f"{loc}: {item.get('msg', '')}")
-        return "; ".join(parts)
-    return ""
+def format_refused(status: int, info: ErrorInfo) -> bool:
+    """Whether an error answer refuses the response format (the statuses servers use
+    for it, and an error naming it)."""
+    return status in _FORMAT_REFUSAL_STATUSES and info.names(
+        "response_format", message_words=_OUTPUT_FORMAT_WORDS
+    )
 
 
 def _refused_parameter(info: ErrorInfo, body: Mapping[str, Any]) -> str | None:
@@ -202,38 +205,14 @@ class OpenAIChatProvider(HTTPProvider):
         response_schema: Mapping[str, Any] | None = None,
         schema_name: str = "verdict",
         max_tokens: int = 1024,
+        output_mode: OutputMode | None = None,
     ) -> Completion:
-        url = self.base_url + "/chat/completions"
-        headers = {"Authorization": f"Bearer {self._api_key}"}
+        """One chat turn; `output_mode` fixes the structured-output mode (None: the
+        remembered one, negotiated down on a refusal)."""
         started = time.perf_counter()
-        mode = self.memory.get(self.base_url)
-        while True:
-            body = self._body(model, messages, response_schema, schema_name, mode, max_tokens)
-            response = await self._post(
-                url,
-                model=model,
-                headers=headers,
-                body=body,
-                time_limit=time_limit,
-                max_tokens=max_tokens,
-            )
-            if response.status_code != 400:
-                break
-            info = error_info(response)
-            if (
-                "response_format" in body
-                and mode < OutputMode.INSTRUCTIONS
-                and info.names("response_format", message_words=_OUTPUT_FORMAT_WORDS)
-            ):
-                mode = OutputMode(mode + 1)
-                self.memory.downgrade(self.base_url, mode)
-                continue
-            refused = _refused_parameter(info, body)
-            known = self.memory.refused.setdefault((self.base_url, model), set())
-            if refused is not None and refused not in known:
-                known.add(refused)
-                continue
-            break
+        response = await self._negotiated(
+            model, messages, time_limit, response_schema, schema_name, max_tokens, output_mode
+        )
         self._raise_for_status(response, model)
         payload = self._json(response, model)
         latency_ms = (time.perf_counter() - started) * 1000.0
@@ -242,8 +221,9 @@ class OpenAIChatProvider(HTTPProvider):
             raise MalformedResponse(
                 f"openai answer for model {model} has no choices", provider=self.kind, model=model
             )
-        text = ""
+        text, cut_off = "", False
         if choices and isinstance(choices[0], dict):
+            cut_off = choices[0].get("finish_reason") == "length"
             message = choices[0].get("message")
             if isinstance(message, dict):
                 text = _text_of(message.get("content"))
@@ -255,5 +235,54 @@ class OpenAIChatProvider(HTTPProvider):
                         model=model,
                     )
         return completion_of(
-            self.kind, model, text, payload, latency_ms, ("prompt_tokens", "completion_tokens")
+            self.kind,
+            model,
+            text,
+            payload,
+            latency_ms,
+            ("prompt_tokens", "completion_tokens"),
+            cut_off=cut_off,
         )
+
+    async def _negotiated(
+        self,
+        model: str,
+        messages: Sequence[Mapping[str, str]],
+        time_limit: float,
+        schema: Mapping[str, Any] | None,
+        schema_name: str,
+        max_tokens: int,
+        fixed: OutputMode | None,
+    ) -> httpx.Response:
+        """The first answer that is not a refusal this provider can work around: a
+        response format it may step down from, or a sampling parameter it may drop."""
+        mode = fixed if fixed is not None else self.memory.get(self.base_url, model)
+        while True:
+            body = self._body(model, messages, schema, schema_name, mode, max_tokens)
+            response = await self._post(
+                self.base_url + "/chat/completions",
+                model=model,
+                headers={"Authorization": f"Bearer {self._api_key}"},
+                body=body,
+                time_limit=time_limit,
+                max_tokens=max_tokens,
+            )
+            if response.status_code < 400:
+                return response
+            info = error_info(response)
+            if (
+                fixed is None
+                and "response_format" in body
+                and mode < OutputMode.INSTRUCTIONS
+                and format_refused(response.status_code, info)
+            ):
+                mode = OutputMode(mode + 1)
+                self.memory.downgrade(self.base_url, model, mode)
+                continue
+            if response.status_code != 400:
+                return response
+            refused = _refused_parameter(info, body)
+            known = self.memory.refused.setdefault((self.base_url, model), set())
+            if refused is None or refused in known:
+                return response
+            known.add(refused)

@@ -4,6 +4,15 @@ small pieces the three rubrics share.
 Thresholds are compared in exact decimal arithmetic (`exact`), because a boundary the
 seeds state as "0.7" or "3.5" must hold for the number the model wrote, not for the
 nearest binary float: 0.7 must pass a 0.7 bar, and (3, 3, 4) must stay under 3.5.
+
+Every answer schema is bounded (`bounded_text`, `bounded_list`): no string without a
+`maxLength`, no array without a `maxItems`. Under constrained decoding (llama.cpp,
+Ollama, llama-cpp-python build a grammar from the schema) an unbounded list is a loop a
+small model may never leave: one looped inside `improvements` until the output-token
+limit. The bounds keep the longest answer of any rubric to a few hundred tokens (about
+four characters a token), well under the default 1024, and each rubric's prompt asks for
+the same. They bound what is asked only: the parsers still read a longer answer from a
+server that does not enforce the schema, so records keep their shape.
 """
 
 from __future__ import annotations
@@ -93,4 +102,32 @@ def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-STRINGS_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+TEXT_CHARS = 600
+"""The longest reasoning, summary or reason asked for (about 150 tokens)."""
+ITEM_CHARS = 160
+"""The longest list item asked for: one sentence (about 40 tokens)."""
+ITEMS_ASKED = 5
+"""The most improvements (and other findings) a list is asked to hold."""
+
+
+def bounded_text(max_chars: int = TEXT_CHARS) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_chars}
+
+
+def bounded_list(
+    max_items: int = ITEMS_ASKED, item: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """An array of at most `max_items` items, one-sentence strings unless `item` says."""
+    return {
+        "type": "array",
+        "items": item if item is not None else bounded_text(ITEM_CHARS),
+        "maxItems": max_items,
+    }
+
+
+STRINGS_SCHEMA: dict[str, Any] = bounded_list()
+"""A list of findings as every rubric asks for it (at most `ITEMS_ASKED` sentences)."""
+
+LIST_ASK = f"at most {ITEMS_ASKED} items, each one sentence of at most {ITEM_CHARS} characters"
+"""How the prompts ask for a list, in the schema's own bounds."""
+TEXT_ASK = f"at most {TEXT_CHARS} characters"

@@ -16,10 +16,15 @@ from pydantic import Field, model_validator
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
+    ITEM_CHARS,
+    LIST_ASK,
     STRINGS_SCHEMA,
+    TEXT_ASK,
     ContextKind,
     FrozenModel,
     RubricAnswer,
+    bounded_list,
+    bounded_text,
     exact,
     object_schema,
     scores_go_no_go,
@@ -79,7 +84,8 @@ Flag any test that looks written to pass rather than to verify, and any scope cr
 as issues with severity "major" or "minor".
 Verdict labels: pass when every dimension >= {pass_min} and there is no major issue; \
 fail when any dimension < {reject_below}; partial otherwise. Set confidence to low when \
-you cannot tell from what you were shown.
+you cannot tell from what you were shown. List issues and improvements as {list_ask}, \
+the most important first; keep the summary to {text_ask}.
 
 Reply with one JSON object and nothing else:
 {{"verdict": "pass|partial|fail", "score": n, "dimensions": {{"correctness": n, \
@@ -133,7 +139,7 @@ def _confidence(obj: Mapping[str, Any]) -> Confidence | None:
 
 class CodeRubric:
     name: RubricName = RubricName.CODE
-    prompt_version: str = "code/1"
+    prompt_version: str = "code/2"
     dimensions: tuple[str, ...] = CODE_DIMENSIONS
     context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
     low_score_below: float | None = CodeThresholds().pass_min
@@ -144,7 +150,10 @@ class CodeRubric:
 
     def instructions(self) -> str:
         return _CODE_TEXT.format(
-            pass_min=self.thresholds.pass_min, reject_below=self.thresholds.reject_below
+            pass_min=self.thresholds.pass_min,
+            reject_below=self.thresholds.reject_below,
+            list_ask=LIST_ASK,
+            text_ask=TEXT_ASK,
         )
 
     def response_schema(self) -> dict[str, Any]:
@@ -152,7 +161,7 @@ class CodeRubric:
         issue = object_schema(
             {
                 "severity": {"type": "string", "enum": ["major", "minor"]},
-                "description": {"type": "string"},
+                "description": bounded_text(ITEM_CHARS),
             }
         )
         return object_schema(
@@ -160,8 +169,8 @@ class CodeRubric:
                 "verdict": {"type": "string", "enum": ["pass", "partial", "fail"]},
                 "score": unit,
                 "dimensions": object_schema({d: unit for d in self.dimensions}),
-                "issues": {"type": "array", "items": issue},
-                "summary": {"type": "string"},
+                "issues": bounded_list(item=issue),
+                "summary": bounded_text(),
                 "improvements": STRINGS_SCHEMA,
                 "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
             }

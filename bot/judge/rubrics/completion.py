@@ -12,10 +12,14 @@ from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
+    LIST_ASK,
     STRINGS_SCHEMA,
+    TEXT_ASK,
     ContextKind,
     FrozenModel,
     RubricAnswer,
+    bounded_list,
+    bounded_text,
     object_schema,
 )
 from bot.judge.rubrics.parsing import ParseError, normalized, string_list, text_field, to_number
@@ -43,12 +47,15 @@ task closer to done. When earlier verdicts on this pull request are shown, forwa
 means this push resolved at least one of their findings or otherwise moved the task on; set \
 addressed_earlier to "all", "some" or "none" of their findings (null when none are shown), \
 and keep any finding still open in missing_items. Put questions only a human can answer in \
-questions_for_user.
+questions_for_user. Each list holds {list_ask} (questions_for_user at most \
+{questions}), the most important first; keep the reason to {text_ask}.
 
 Reply with one JSON object and nothing else:
-{"pass": true|false, "reason": "...", "missing_items": ["..."], "questions_for_user": \
+{{"pass": true|false, "reason": "...", "missing_items": ["..."], "questions_for_user": \
 ["..."], "forward_progress": true|false, "addressed_earlier": "all"|"some"|"none"|null, \
-"convergence_estimate": n or null, "suggested_next_steps": ["..."]}"""
+"convergence_estimate": n or null, "suggested_next_steps": ["..."]}}"""
+
+QUESTIONS_ASKED = 3
 
 ADDRESSED = ("all", "some", "none")
 
@@ -66,7 +73,7 @@ def _strict_bool(obj: Mapping[str, Any], key: str) -> bool:
 
 class CompletionRubric:
     name: RubricName = RubricName.COMPLETION
-    prompt_version: str = "completion/2"
+    prompt_version: str = "completion/3"
     dimensions: tuple[str, ...] = ()
     context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
     low_score_below: float | None = None
@@ -78,15 +85,17 @@ class CompletionRubric:
         self.thresholds = thresholds or CompletionThresholds()
 
     def instructions(self) -> str:
-        return _COMPLETION_TEXT
+        return _COMPLETION_TEXT.format(
+            list_ask=LIST_ASK, text_ask=TEXT_ASK, questions=QUESTIONS_ASKED
+        )
 
     def response_schema(self) -> dict[str, Any]:
         return object_schema(
             {
                 "pass": {"type": "boolean"},
-                "reason": {"type": "string"},
+                "reason": bounded_text(),
                 "missing_items": STRINGS_SCHEMA,
-                "questions_for_user": STRINGS_SCHEMA,
+                "questions_for_user": bounded_list(QUESTIONS_ASKED),
                 "forward_progress": {"type": "boolean"},
                 "addressed_earlier": {"type": ["string", "null"], "enum": [*ADDRESSED, None]},
                 "convergence_estimate": {"type": ["number", "null"]},

@@ -15,10 +15,13 @@ from pydantic import Field, model_validator
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
+    LIST_ASK,
     STRINGS_SCHEMA,
+    TEXT_ASK,
     ContextKind,
     FrozenModel,
     RubricAnswer,
+    bounded_text,
     mean_at_least,
     object_schema,
     scores_go_no_go,
@@ -72,7 +75,7 @@ def scored_schema(
             "scores": object_schema({d: score for d in dimensions}),
             "average": {"type": "number"},
             "verdict": {"type": "string", "enum": ["accept", "improve", "reject"]},
-            "reasoning": {"type": "string"},
+            "reasoning": bounded_text(),
             **(extra or {}),
             "improvements": STRINGS_SCHEMA,
         }
@@ -116,7 +119,8 @@ Scale: 1 poor (major issues, blocks use); 2 below standard (significant gaps); 3
 
 Verdict labels: accept when every dimension >= {accept_min} and the average >= \
 {accept_average}; reject when any dimension < {reject_below}; improve otherwise. \
-List concrete improvements whenever a dimension is below 5.
+List concrete improvements whenever a dimension is below 5: {list_ask}, the most \
+important first. Keep the reasoning to {text_ask}.
 
 Reply with one JSON object and nothing else:
 {{"scores": {{"semantic": n, "pragmatic": n, "syntactic": n}}, "average": n, \
@@ -125,7 +129,7 @@ Reply with one JSON object and nothing else:
 
 class ContentRubric:
     name: RubricName = RubricName.CONTENT
-    prompt_version: str = "content/1"
+    prompt_version: str = "content/2"
     dimensions: tuple[str, ...] = CONTENT_DIMENSIONS
     context_order: tuple[ContextKind, ...] = ("file", "diff", "ci")
     low_score_below: float | None = ContentThresholds().accept_min
@@ -135,7 +139,9 @@ class ContentRubric:
         self.thresholds = thresholds or ContentThresholds()
 
     def instructions(self) -> str:
-        return _CONTENT_TEXT.format(**self.thresholds.model_dump())
+        return _CONTENT_TEXT.format(
+            **self.thresholds.model_dump(), list_ask=LIST_ASK, text_ask=TEXT_ASK
+        )
 
     def response_schema(self) -> dict[str, Any]:
         return scored_schema(self.dimensions)

@@ -26,7 +26,14 @@ from dataclasses import replace
 from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
-from bot.judge.rubrics.base import STRINGS_SCHEMA, ContextKind, RubricAnswer, scores_go_no_go
+from bot.judge.rubrics.base import (
+    LIST_ASK,
+    STRINGS_SCHEMA,
+    TEXT_ASK,
+    ContextKind,
+    RubricAnswer,
+    scores_go_no_go,
+)
 from bot.judge.rubrics.content import (
     ContentThresholds,
     content_verdict,
@@ -78,11 +85,12 @@ testable claims; confidence neither above nor far below what the evidence carrie
 Scale: 1 poor (major issues, blocks use); 2 below standard (significant gaps); 3 adequate \
 (meets the minimum bar); 4 good (clear, useful, few issues); 5 excellent (exemplary).
 
-List in unsupported_claims every claim (a short quotation of it) whose cited evidence \
-does not support it as stated. Verdict labels: accept when every dimension >= \
-{accept_min}, the average >= {accept_average} and no claim is unsupported; reject when \
-any dimension < {reject_below}; improve otherwise. List concrete improvements whenever a \
-dimension is below 5.
+List in unsupported_claims the claims (a short quotation of each) whose cited evidence \
+does not support them as stated: {list_ask}, the weakest first. Verdict labels: accept \
+when every dimension >= {accept_min}, the average >= {accept_average} and no claim is \
+unsupported; reject when any dimension < {reject_below}; improve otherwise. List concrete \
+improvements whenever a dimension is below 5: {list_ask}. Keep the reasoning to \
+{text_ask}.
 
 Reply with one JSON object and nothing else:
 {{"scores": {{"support": n, "sourcing": n, "balance": n, "calibration": n}}, "average": n, \
@@ -104,7 +112,11 @@ class ResearchRubric:
     def instructions(self) -> str:
         t = self.thresholds
         return _RESEARCH_TEXT.format(
-            accept_min=t.accept_min, accept_average=t.accept_average, reject_below=t.reject_below
+            accept_min=t.accept_min,
+            accept_average=t.accept_average,
+            reject_below=t.reject_below,
+            list_ask=LIST_ASK,
+            text_ask=TEXT_ASK,
         )
 
     def response_schema(self) -> dict[str, Any]:

@@ -21,6 +21,18 @@ whose text runs on in spaces to a body of the given size, as a model that will n
 or a hostile endpoint sends: whole with a Content-Length, or streamed in chunks without
 one. A streamed flood stops when the client hangs up, and records how much it got to send
 (`RecordedRequest.sent`, `ended`).
+
+A `Reply.cut_off` answer carries `finish_reason: length` (the model stopped at the
+output-token limit), and `Reply.error_body` sends an error body exactly as given, for
+servers whose errors are not OpenAI's shape.
+
+Local servers (`behaviour`, a `ServerBehaviour`): the OpenAI server can stand in for a
+real local server with its defaults, around whatever its scripted model writes: the
+response formats it takes and the status and body it refuses others with, its context
+and what it does with a prompt past it, the output cut at `max_tokens` or at the end of
+the context (`finish_reason: length`), and how long reading and writing take. The three
+built here (`llama_cpp_python`, `llama_server`, `ollama`) reproduce the bodies those
+servers send; each factory's docstring says from what.
 """
 
 from __future__ import annotations
@@ -29,12 +41,12 @@ import asyncio
 import json
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from aiohttp import web
 
-ReplyKind = Literal["text", "status", "unsupported"]
+ReplyKind = Literal["text", "status", "unsupported", "raw"]
 
 # Where a flood's padding goes: it stands in the answer's text (or error message) while the
 # envelope is encoded, and the padding is sent in its place.
@@ -59,6 +71,9 @@ class Reply:
     """A flood's body size in bytes (0: an ordinary answer)."""
     chunked: bool = False
     """Stream the flood without a Content-Length."""
+    finish_reason: str | None = None
+    """The choice's `finish_reason` (OpenAI server); None: "length" for an empty answer,
+    else "stop"."""
 
     @classmethod
     def flood_of(cls, size: int, *, answer: Any, chunked: bool = False) -> Reply:
@@ -131,6 +146,17 @@ class Reply:
         )
 
     @classmethod
+    def cut_off(cls, text: str) -> Reply:
+        """The start of an answer, stopped at the output-token limit (`finish_reason:
+        length`), as every OpenAI-compatible server reports it."""
+        return cls("text", body=text, finish_reason="length")
+
+    @classmethod
+    def error_body(cls, status: int, payload: Any) -> Reply:
+        """An error answered with exactly this JSON body (a server's own shape)."""
+        return cls("raw", status=status, body=json.dumps(payload))
+
+    @classmethod
     def structured_output_unsupported(cls) -> Reply:
         """A 400 complaining about response_format, whatever the request asked."""
         return cls("unsupported")
@@ -145,6 +171,10 @@ class RecordedRequest:
     """Body bytes a streamed flood got to send before it ended or the client hung up."""
     ended: bool = False
     """Whether a streamed flood has stopped sending."""
+    answer: str | None = None
+    """The text the OpenAI server answered with (None: it answered an error)."""
+    finish_reason: str | None = None
+    """The `finish_reason` it sent with that answer."""
 
     @property
     def model(self) -> str:
@@ -293,11 +323,215 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+def prompt_tokens(recorded: RecordedRequest) -> int:
+    """The prompt's size as the fake servers count it (about four characters a token)."""
+    return _estimate_tokens("".join(str(m.get("content", "")) for m in recorded.messages))
+
+
+def _output_limit(recorded: RecordedRequest) -> int | None:
+    value = recorded.body.get("max_tokens", recorded.body.get("max_completion_tokens"))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+Refusal = tuple[int, dict[str, Any]]
+"""A status and the JSON body a server refuses a request with."""
+Speed = tuple[float, float]
+"""Seconds a server takes per prompt token read and per answer token written."""
+
+
+@dataclass(frozen=True)
+class ServerBehaviour:
+    """How a real OpenAI-compatible server treats a request around what its model
+    writes. Build one with `llama_cpp_python`, `llama_server` or `ollama`."""
+
+    name: str
+    context_tokens: int
+    formats: frozenset[str]
+    """The `response_format.type` values it understands ("text" always)."""
+    refuse_format: Callable[[str], Refusal] | None
+    """How it refuses another type; None: it ignores it and answers unconstrained."""
+    overflow: Callable[[int, int, int], Refusal] | None
+    """How it refuses a prompt of `context_tokens` or more (prompt, context, the request's
+    max_tokens); None: it cuts the prompt to fit, silently."""
+    output_within_context: bool = True
+    """Whether the answer stops where the context ends (else it shifts and goes on)."""
+    seconds_per_prompt_token: float = 0.0
+    seconds_per_output_token: float = 0.0
+
+    def understands(self, recorded: RecordedRequest) -> str | None:
+        """The format the model is held to: `json_schema`, `json_object`, or None."""
+        fmt = recorded.response_format
+        kind = fmt.get("type") if fmt is not None else None
+        return kind if isinstance(kind, str) and kind in self.formats else None
+
+    def refusal(self, recorded: RecordedRequest) -> Refusal | None:
+        fmt = recorded.response_format
+        kind = str(fmt.get("type")) if fmt is not None else "text"
+        if kind != "text" and kind not in self.formats and self.refuse_format is not None:
+            return self.refuse_format(kind)
+        prompt = prompt_tokens(recorded)
+        if self.overflow is not None and prompt >= self.context_tokens:
+            return self.overflow(prompt, self.context_tokens, _output_limit(recorded) or 0)
+        return None
+
+    def served(self, recorded: RecordedRequest, reply: Reply) -> Reply:
+        """The model's reply as the server sends it: cut at `max_tokens` or at the end of
+        the context (`finish_reason: length`), after the time reading and writing take."""
+        if reply.kind != "text":
+            return reply
+        prompt = min(prompt_tokens(recorded), self.context_tokens)
+        allowed = _output_limit(recorded)
+        if self.output_within_context:
+            room = self.context_tokens - prompt
+            allowed = room if allowed is None else min(allowed, room)
+        body, finish = reply.body, reply.finish_reason
+        if allowed is not None and body and _estimate_tokens(body) > allowed:
+            body, finish = body[: max(0, allowed) * 4], "length"
+        seconds = (
+            prompt * self.seconds_per_prompt_token
+            + _estimate_tokens(body) * self.seconds_per_output_token
+        )
+        return replace(reply, body=body, finish_reason=finish, delay=reply.delay + seconds)
+
+
+def _openai_error(
+    message: str, kind: str, *, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def llama_cpp_python(context_tokens: int = 2048, speed: Speed = (0.0, 0.0)) -> ServerBehaviour:
+    """llama-cpp-python's OpenAI server (`python -m llama_cpp.server`) with its default
+    context (`n_ctx` 2048).
+
+    Formats: its request model types `response_format.type` as `Literal["text",
+    "json_object"]` (llama_cpp/llama_types.py `ChatCompletionRequestResponseFormat`), so
+    `json_schema` fails FastAPI's request validation inside the route, and its
+    `RouteErrorHandler` (llama_cpp/server/errors.py) answers every exception there with
+    500 `{"error": {"message": str(exc), "type": "internal_server_error", "param": null,
+    "code": null}}`; `str()` of FastAPI's `RequestValidationError` is its list of pydantic
+    errors, which names `response_format` in the `loc`. `json_object` is a generic JSON
+    grammar.
+
+    Context: a prompt of `n_ctx` tokens or more raises "Requested tokens (N) exceed context
+    window of M" (llama.py), which the same handler answers 400 with OpenAI's wording,
+    `param: messages`, `code: context_length_exceeded`; a prompt that fits gets at most
+    `n_ctx - N` output tokens (llama.py lowers `max_tokens` to fit), `finish_reason:
+    length` when the answer stops there or at `max_tokens`."""
+
+    def refuse_format(kind: str) -> Refusal:
+        error = [
+            {
+                "type": "literal_error",
+                "loc": ("body", "response_format", "type"),
+                "msg": "Input should be 'text' or 'json_object'",
+                "input": kind,
+                "ctx": {"expected": "'text' or 'json_object'"},
+            }
+        ]
+        return 500, _openai_error(str(error), "internal_server_error")
+
+    def overflow(prompt: int, context: int, completion: int) -> Refusal:
+        message = (
+            f"This model's maximum context length is {context} tokens. However, you "
+            f"requested {prompt + completion} tokens ({prompt} in the messages, "
+            f"{completion} in the completion). Please reduce the length of the messages "
+            "or completion."
+        )
+        return 400, _openai_error(
+            message, "invalid_request_error", param="messages", code="context_length_exceeded"
+        )
+
+    return ServerBehaviour(
+        "llama-cpp-python",
+        context_tokens,
+        frozenset({"json_object"}),
+        refuse_format,
+        overflow,
+        seconds_per_prompt_token=speed[0],
+        seconds_per_output_token=speed[1],
+    )
+
+
+def llama_server(context_tokens: int = 8192, speed: Speed = (0.0, 0.0)) -> ServerBehaviour:
+    """llama.cpp's `llama-server` with the 8192-token context the issue's trial ran.
+
+    Formats: `json_schema` (`response_format.json_schema.schema`) and `json_object` (its
+    optional `schema`) become a grammar (tools/server/server-common.cpp
+    `oaicompat_chat_params_parse`); any other type throws `response_format type must be
+    one of "text" or "json_object", but got: TYPE`, answered 400 as `{"error": {"code":
+    400, "message": ..., "type": "invalid_request_error"}}` (`format_error_response`).
+
+    Context: a prompt of `n_ctx` tokens or more is refused 400 with `{"error": {"code":
+    400, "message": "request (N tokens) exceeds the available context size (M tokens), try
+    increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": N, "n_ctx":
+    M}}`; the answer stops at `max_tokens` (n_predict) or at the end of the context,
+    `finish_reason: length`."""
+
+    def refuse_format(kind: str) -> Refusal:
+        message = f'response_format type must be one of "text" or "json_object", but got: {kind}'
+        return 400, {"error": {"code": 400, "message": message, "type": "invalid_request_error"}}
+
+    def overflow(prompt: int, context: int, completion: int) -> Refusal:
+        del completion  # llama-server names the prompt and the context only
+        message = (
+            f"request ({prompt} tokens) exceeds the available context size ({context} "
+            "tokens), try increasing it"
+        )
+        error = {
+            "code": 400,
+            "message": message,
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": context,
+        }
+        return 400, {"error": error}
+
+    return ServerBehaviour(
+        "llama-server",
+        context_tokens,
+        frozenset({"json_schema", "json_object"}),
+        refuse_format,
+        overflow,
+        seconds_per_prompt_token=speed[0],
+        seconds_per_output_token=speed[1],
+    )
+
+
+def ollama(context_tokens: int = 4096, speed: Speed = (0.0, 0.0)) -> ServerBehaviour:
+    """Ollama's OpenAI-compatible endpoint (`/v1/chat/completions`) with its default
+    context (`num_ctx` 4096; 2048 before 0.6).
+
+    Formats: `json_object` becomes `format: "json"` and `json_schema` its schema as the
+    format (openai/openai.go, since 0.5); any other type is ignored, not refused, and the
+    model answers unconstrained. Errors, when there are any, are OpenAI's shape
+    (`{"error": {"message", "type": "invalid_request_error" | "api_error", "param": null,
+    "code": null}}`).
+
+    Context: a prompt past `num_ctx` is cut to fit without an error (the server only logs
+    "truncating input prompt"); the answer stops at `max_tokens` (num_predict),
+    `finish_reason: length` (its `done_reason`), and shifts the context rather than stop
+    at its end."""
+    return ServerBehaviour(
+        "ollama",
+        context_tokens,
+        frozenset({"json_schema", "json_object"}),
+        None,
+        None,
+        output_within_context=False,
+        seconds_per_prompt_token=speed[0],
+        seconds_per_output_token=speed[1],
+    )
+
+
 @dataclass
 class FakeOpenAIServer(_Base):
     accepted_formats: set[str] = field(default_factory=lambda: {"json_schema", "json_object"})
     refused_params: set[str] = field(default_factory=set)
     """Request fields answered with 400 (as reasoning models do for temperature)."""
+    behaviour: ServerBehaviour | None = None
+    """A real local server's ways around the scripted model (formats, context, limits,
+    speed); None: the plain fake above (`accepted_formats`)."""
 
     @property
     def base_url(self) -> str:
@@ -344,7 +578,11 @@ class FakeOpenAIServer(_Base):
                 param=name,
             )
         fmt = recorded.response_format
-        if fmt is not None and fmt.get("type") not in self.accepted_formats:
+        if self.behaviour is not None:
+            refusal = self.behaviour.refusal(recorded)
+            if refusal is not None:
+                return web.json_response(refusal[1], status=refusal[0])
+        elif fmt is not None and fmt.get("type") not in self.accepted_formats:
             return self._error(
                 400,
                 f"Invalid parameter: 'response_format' of type '{fmt.get('type')}' is not "
@@ -354,7 +592,13 @@ class FakeOpenAIServer(_Base):
         reply = self._next(recorded)
         if reply is None:
             return self._error(500, f"fake: nothing scripted for model {recorded.model!r}")
+        if self.behaviour is not None:
+            reply = self.behaviour.served(recorded, reply)
         await self._pause(reply.delay)
+        if reply.kind == "raw":
+            return web.Response(
+                text=reply.body, status=reply.status, content_type="application/json"
+            )
         if reply.kind == "unsupported":
             return self._error(
                 400, "response_format json_schema is not supported", param="response_format"
@@ -378,6 +622,8 @@ class FakeOpenAIServer(_Base):
         message = {"role": "assistant", "content": _padded(reply.body, reply)}
         if reply.reasoning_content is not None:
             message["reasoning_content"] = reply.reasoning_content
+        finish_reason = reply.finish_reason or ("length" if not reply.body else "stop")
+        recorded.answer, recorded.finish_reason = reply.body, finish_reason
         return await self._answer(
             request,
             recorded,
@@ -389,7 +635,7 @@ class FakeOpenAIServer(_Base):
                     {
                         "index": 0,
                         "message": message,
-                        "finish_reason": "length" if not reply.body else "stop",
+                        "finish_reason": finish_reason,
                     }
                 ],
                 "usage": usage,
@@ -480,7 +726,8 @@ class FakeAnthropicServer(_Base):
                 "role": "assistant",
                 "model": recorded.model,
                 "content": content,
-                "stop_reason": "end_turn",
+                # A cut-off reply (`Reply.cut_off`) stops as Anthropic says it: max_tokens.
+                "stop_reason": "max_tokens" if reply.finish_reason == "length" else "end_turn",
                 "usage": {
                     "input_tokens": _estimate_tokens(prompt),
                     "output_tokens": _estimate_tokens(reply.body),
