@@ -105,6 +105,14 @@ def link_rows(github: GitHubHealth | None, writes: StorageWrites | None) -> list
     return rows
 
 
+def _github_web(settings: Settings) -> str:
+    """GitHub's web address for people (github.com, or a GitHub Enterprise Server host)."""
+    api = settings.github_api_url.rstrip("/")
+    if api == "https://api.github.com":
+        return "https://github.com"
+    return api.removesuffix("/api/v3")
+
+
 def render_status_page(
     settings: Settings,
     counts: Mapping[DeliveryStatus, int],
@@ -124,5 +132,7 @@ def render_status_page(
             version=version,
             tiers=tier_rows(tiers),
             links=link_rows(github, writes),
+            dashboard=settings.dashboard_token is not None,
+            github_web=_github_web(settings),
         )
     )

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.app import TIER_BOARD, metrics_allowed
 from bot.judge.config import JudgeConfig
 from bot.settings import Settings
@@ -145,6 +147,30 @@ async def test_status_page_when_configured(tmp_path: Path, github_keypair: Any) 
     async with running_app(settings, start_workers=False) as (client, _):
         html = await (await client.get("/")).text()
     assert "12345" in html and "pending" in html
+    assert "set <code>DASHBOARD_TOKEN</code>" in html
+    assert 'href="https://github.com/settings/apps"' in html
+
+
+@pytest.mark.parametrize(
+    ("api", "web"),
+    [
+        ("https://api.github.com", "https://github.com"),
+        ("https://ghes.example.com/api/v3", "https://ghes.example.com"),
+    ],
+)
+async def test_status_page_links_the_dashboard_and_the_install_page(
+    tmp_path: Path, github_keypair: Any, api: str, web: str
+) -> None:
+    settings = make_settings(
+        github_keypair.private_pem,
+        tmp_path,
+        DASHBOARD_TOKEN="a-dashboard-token-for-tests",
+        GITHUB_API_URL=api,
+    )
+    async with running_app(settings, start_workers=False) as (client, _):
+        html = await (await client.get("/")).text()
+    assert '<a href="/dashboard">' in html
+    assert f'href="{web}/settings/apps"' in html
 
 
 async def test_metrics_token_guards_metrics(tmp_path: Path, github_keypair: Any) -> None:
