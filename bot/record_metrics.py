@@ -29,6 +29,7 @@ _OUTCOMES: tuple[tuple[str, str], ...] = (
     ("malformed response", "malformed"),
     ("empty answer", "empty"),
     ("unparseable answer", "unparseable"),
+    ("cut-off answer", "cut_off"),
     ("wall-clock budget exhausted", "deadline"),
     ("daily model-call budget exhausted", "budget"),
 )

@@ -138,7 +138,7 @@ _CAUSE_PRIORITY: tuple[Cause, ...] = (
 
 # How bot.judge.engine.rounds records a round a judge answered without a usable verdict:
 # the model was reached, so this is no outage, and what it read may be why.
-_UNANSWERED = ("unparseable answer", "empty answer")
+_UNANSWERED = ("unparseable answer", "empty answer", "cut-off answer")
 
 
 def cause_of(record: VerdictRecord) -> Cause:

@@ -239,6 +239,7 @@ def test_a_budget_cut_mid_judgment_is_a_budget_refusal() -> None:
     [
         ("unparseable answer: expected JSON", Cause.UNANSWERED),
         ("empty answer", Cause.UNANSWERED),
+        ("cut-off answer: answer cut at the output-token limit (1024 tokens)", Cause.UNANSWERED),
         ("timeout after 30s", Cause.JUDGES),
         ("timeout", Cause.JUDGES),
         ("HTTP 429 from openai", Cause.JUDGES),

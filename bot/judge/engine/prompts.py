@@ -96,8 +96,8 @@ _TIER_GUIDANCE = {
         "so); judge what you can see and keep the reasoning to one or two sentences."
     ),
     Tier.DEEP: (
-        "This is a deep review. Read everything closely, explain your scores step by "
-        "step, and list concrete improvements."
+        "This is a deep review. Read everything closely, explain your scores briefly, and "
+        "list the most important improvements, within the limits the answer format states."
     ),
     Tier.TIEBREAKER: (
         "This is a tiebreaker: earlier judges disagreed on accept versus reject. Their "
