@@ -125,8 +125,8 @@ def test_settings_block_starts_and_sends_each_key_to_one_host(
         assert len(hosts) == 1, f"{key[:8]}... goes to {sorted(hosts)}"
 
 
-def test_a_global_key_follows_a_tier_to_its_own_host() -> None:
-    """Why the page says to leave JUDGE_LLM_API_KEY unset beside a local tier."""
+def test_a_global_key_never_follows_a_tier_to_its_own_host() -> None:
+    """JUDGE_LLM_API_KEY goes only to the global endpoint, never to a tier's local server."""
     config = JudgeConfig(
         llm_api_key="sk-global",
         llm_provider="anthropic",
@@ -135,7 +135,7 @@ def test_a_global_key_follows_a_tier_to_its_own_host() -> None:
         quick_provider="openai",
         deep_model="claude-sonnet-4-5",
     )
-    assert keys_by_host(config) == {"sk-global": {"127.0.0.1:11434", "api.anthropic.com"}}
+    assert keys_by_host(config) == {"sk-global": {"api.anthropic.com"}}
 
 
 # -- the answers -------------------------------------------------------------------------------

@@ -358,11 +358,14 @@ class JudgeConfig(BaseSettings):
             model = self._tier_value(tier, "model")
             if not model:
                 continue
+            provider = self._tier_value(tier, "provider") or self.llm_provider
+            base_url = self._tier_value(tier, "base_url") or self.llm_base_url
             seat = self._endpoint(
                 model=model,
-                provider=self._tier_value(tier, "provider") or self.llm_provider,
-                base_url=self._tier_value(tier, "base_url") or self.llm_base_url,
-                api_key=self._tier_value(tier, "api_key") or self.llm_api_key,
+                provider=provider,
+                base_url=base_url,
+                api_key=self._tier_value(tier, "api_key")
+                or self._global_key_for(provider, base_url),
                 family=self._tier_value(tier, "family"),
                 tier=tier,
                 response_format=self.response_format_of(tier),
@@ -370,6 +373,13 @@ class JudgeConfig(BaseSettings):
             if seat is not None:
                 out[tier] = seat
         return out
+
+    def _global_key_for(self, provider: str, base_url: str | None) -> SecretStr | None:
+        """JUDGE_LLM_API_KEY goes only to the global endpoint: a tier with a host of its
+        own (a local server, another provider) never receives it."""
+        home = (self.llm_base_url or DEFAULT_BASE_URLS.get(self.llm_provider, "")).rstrip("/")
+        there = (base_url or DEFAULT_BASE_URLS.get(provider, "")).rstrip("/")
+        return self.llm_api_key if there and there == home else None
 
     def _alternate_route(
         self, provider: str, tiers: Mapping[Tier, Endpoint]

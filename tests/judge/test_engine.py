@@ -258,6 +258,8 @@ async def test_tiebreaker_on_anthropic_protocol(
         tiebreaker_model="claude-haiku-4",
         tiebreaker_provider="anthropic",
         tiebreaker_base_url=fake_anthropic.base_url,
+        # Its own key: the global one never leaves the global endpoint.
+        tiebreaker_api_key="test-key",
     )
     record = await engine_for(config).judge(make_request())
     assert record.final_decision is Verdict.ACCEPT
@@ -699,7 +701,7 @@ async def test_cache_misses_when_a_seat_reads_answers_or_lives_elsewhere(
             make_config(fake_llm),
             make_config(fake_llm, quick_max_chars=8000),
             make_config(fake_llm, max_output_tokens=2048),
-            make_config(fake_llm, quick_base_url=other.base_url),
+            make_config(fake_llm, quick_base_url=other.base_url, quick_api_key=other.api_key),
         ]
         for config in configs:
             engine = JudgeEngine(config, build_panel(config, http), sqlite_storage)

@@ -262,7 +262,8 @@ class OpenAIChatProvider(HTTPProvider):
             response = await self._post(
                 self.base_url + "/chat/completions",
                 model=model,
-                headers={"Authorization": f"Bearer {self._api_key}"},
+                # A local server needs no key; "Bearer " alone is an invalid header.
+                headers={"Authorization": f"Bearer {self._api_key}"} if self._api_key else {},
                 body=body,
                 time_limit=time_limit,
                 max_tokens=max_tokens,
