@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import httpx
 from dotenv import dotenv_values
@@ -186,8 +187,34 @@ def _judge_request(
     )
 
 
+# "No throttle": more judgments in an hour than a machine can run.
+NO_LIMIT = 1_000_000
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def local_only(config: JudgeConfig) -> bool:
+    """Every configured tier is served on this machine (a local model server)."""
+    hosts = [urlsplit(seat.base_url).hostname or "" for seat in config.tiers().values()]
+    return bool(hosts) and all(h in _LOOPBACK or h.startswith("127.") for h in hosts)
+
+
+def cli_limits(config: JudgeConfig) -> JudgeConfig:
+    """The App's throttle and daily budgets protect spend on hosted models; a local trial
+    against a model on this machine spends nothing, so unless the user set them they do
+    not apply there."""
+    if not local_only(config):
+        return config
+    unset = {"throttle_per_hour", "daily_call_budget", "daily_token_budget"}
+    unset -= config.model_fields_set
+    free = {"throttle_per_hour": NO_LIMIT, "daily_call_budget": None, "daily_token_budget": None}
+    return config.model_copy(update={name: free[name] for name in unset})
+
+
 def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
     """Print the verdict; a reader gone already changes nothing (the record is stored)."""
+    if record.final_decision is Verdict.UNDETERMINED and record.reason:
+        # Said on stderr too, so `--json` users see why no verdict came.
+        err(f"judge-bot: not judged: {record.reason}")
     try:
         if args.json:
             out(record.to_jsonl())
@@ -200,7 +227,7 @@ def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
 
 def _cmd_judge(args: argparse.Namespace) -> int:
     try:
-        config = load_judge_config()
+        config = cli_limits(load_judge_config())
         research = load_judge_section(ResearchSettings).rules()
         url = _database_url(args)
     except SettingsError as exc:

@@ -571,3 +571,51 @@ def test_exclude_database(tmp_path: Path, before: str | None, after: str) -> Non
         exclude.write_text(before)
     assert _exclude_database(exclude) == (before != after)
     assert exclude.read_text() == after
+
+
+# -- local trials are not throttled (issue 27, defect 7) ---------------------------------
+
+
+def test_only_local_endpoints_lift_the_spend_limits() -> None:
+    from bot.cli.judge import NO_LIMIT, cli_limits
+    from bot.judge.config import JudgeConfig
+
+    local = JudgeConfig(
+        _env_file=None, llm_base_url="http://127.0.0.1:11434/v1", quick_model="qwen2.5"
+    )
+    lifted = cli_limits(local)
+    assert (lifted.throttle_per_hour, lifted.daily_call_budget) == (NO_LIMIT, None)
+    chosen = JudgeConfig(
+        _env_file=None,
+        llm_base_url="http://localhost:8080/v1",
+        quick_model="qwen2.5",
+        throttle_per_hour=2,
+    )
+    assert cli_limits(chosen).throttle_per_hour == 2, "a limit the user set stays"
+    hosted = JudgeConfig(_env_file=None, llm_api_key="sk-x", quick_model="gpt-5-nano")
+    assert cli_limits(hosted) == hosted
+    mixed = JudgeConfig(
+        _env_file=None,
+        llm_base_url="http://127.0.0.1:11434/v1",
+        quick_model="qwen2.5",
+        deep_model="gpt-5",
+        deep_base_url="https://api.openai.com/v1",
+        deep_api_key="sk-x",
+    )
+    assert cli_limits(mixed) == mixed
+    assert cli_limits(JudgeConfig(_env_file=None)).throttle_per_hour == 20
+
+
+async def test_a_local_trial_is_not_throttled_and_a_refusal_says_so_on_stderr(
+    fake_llm: FakeOpenAIServer, workdir: Path
+) -> None:
+    fake_llm.api_key = SECRET
+    fake_llm.default = Reply.json(ACCEPT)
+    args = [*JUDGE_ARGS, "--json", "research/signal.md"]
+    code, out, err = await run_cli(workdir, llm_env(fake_llm), *args)
+    assert code == 0, err
+    # A throttle the user chose still refuses, and says why on stderr even with --json.
+    refused = llm_env(fake_llm, JUDGE_THROTTLE_PER_HOUR="0")
+    code, out, err = await run_cli(workdir, refused, *args, "--no-cache")
+    assert json.loads(out)["final_decision"] == "undetermined"
+    assert "judge-bot: not judged: throttled" in err
