@@ -13,7 +13,9 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.github.client import GitHubHealth
+from bot.github.web import web_url
 from bot.judge.engine.tier_status import TierStatus
+from bot.link_health import LinkHealth
 from bot.services import StorageWrites
 from bot.settings import Settings
 from bot.storage.base import DeliveryStatus
@@ -81,36 +83,21 @@ def _when(moment: datetime | None) -> str:
 
 def link_rows(github: GitHubHealth | None, writes: StorageWrites | None) -> list[LinkRow]:
     """GitHub's state and the storage writes', in words: a dash for what is not known."""
-    rows: list[LinkRow] = []
+    named: list[tuple[str, LinkHealth]] = []
     if github is not None:
-        rows.append(
-            LinkRow(
-                f"GitHub ({github.host})" if github.host else "GitHub",
-                github.state(),
-                _when(github.last_success),
-                _when(github.failing_since),
-                (github.last_error or "") if github.failing else "",
-            )
-        )
+        named.append((f"GitHub ({github.host})" if github.host else "GitHub", github))
     if writes is not None:
-        rows.append(
-            LinkRow(
-                "storage writes",
-                "failing" if writes.failing else "ok",
-                _when(writes.last_success),
-                _when(writes.failing_since),
-                (writes.last_error or "") if writes.failing else "",
-            )
+        named.append(("storage writes", writes))
+    return [
+        LinkRow(
+            name,
+            link.state() if link is github else ("failing" if link.failing else "ok"),
+            _when(link.last_success),
+            _when(link.failing_since),
+            (link.last_error or "") if link.failing else "",
         )
-    return rows
-
-
-def _github_web(settings: Settings) -> str:
-    """GitHub's web address for people (github.com, or a GitHub Enterprise Server host)."""
-    api = settings.github_api_url.rstrip("/")
-    if api == "https://api.github.com":
-        return "https://github.com"
-    return api.removesuffix("/api/v3")
+        for name, link in named
+    ]
 
 
 def render_status_page(
@@ -133,6 +120,6 @@ def render_status_page(
             tiers=tier_rows(tiers),
             links=link_rows(github, writes),
             dashboard=settings.dashboard_token is not None,
-            github_web=_github_web(settings),
+            github_web=web_url(settings.github_api_url),
         )
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -20,6 +19,7 @@ from bot.github.client import GitHubApp
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.link_health import LinkHealth
 from bot.metrics import Metrics
 from bot.notify.sender import Notifier
 from bot.settings.merge import MergeSettings, default_merge_settings
@@ -50,42 +50,11 @@ class Services:
     metrics: Metrics = field(default_factory=Metrics)
 
 
-@dataclass
-class StorageWrites:
+class StorageWrites(LinkHealth):
     """What this process last saw of writing to storage: a database that answers `SELECT 1`
     may still refuse every write (a full disk, SQLite locked by another process), so
     `/healthz` reads this beside the ping. Written by the webhook intake's 503 and the
     workers' loop; `/healthz` clears it once a probe write succeeds."""
-
-    last_success: datetime | None = None
-    failing_since: datetime | None = None
-    last_failure: datetime | None = None
-    last_error: str | None = None
-
-    @property
-    def failing(self) -> bool:
-        return self.failing_since is not None
-
-    def succeeded(self, now: datetime) -> None:
-        self.last_success = now
-        self.failing_since = None
-
-    def failed(self, now: datetime, error: str) -> None:
-        if self.failing_since is None:
-            self.failing_since = now
-        self.last_failure = now
-        self.last_error = error
-
-    def detail(self) -> dict[str, str | bool | None]:
-        def iso(moment: datetime | None) -> str | None:
-            return None if moment is None else moment.isoformat()
-
-        return {
-            "failing": self.failing,
-            "failing_since": iso(self.failing_since),
-            "last_failure": iso(self.last_failure),
-            "last_error": self.last_error,
-        }
 
 
 class Doorbell:

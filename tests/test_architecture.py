@@ -30,6 +30,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "credentials",
             "gfm",
             "globs",
+            "link_health",
             "logs",
             "metrics",
             "record_view",

@@ -65,6 +65,7 @@ from gidgethub import (
 )
 
 from bot.github.auth import AppAuthError, InstallationTokenCache, make_app_jwt
+from bot.link_health import LinkHealth
 
 log = logging.getLogger(__name__)
 
@@ -285,55 +286,9 @@ def host_of(url: str) -> str:
     return f"{host}:{parts.port}" if parts.port else host
 
 
-@dataclass
-class GitHubHealth:
-    """What this process last saw of GitHub, for the status page and `/healthz?detail=1`.
-
-    Every answer (a 4xx too: GitHub answered) is a success; a request that failed after
-    every retry (`GitHubUnavailable`) is a failure. `failing_since` is the first failure
-    since the last success: the age of the outage."""
-
-    host: str = ""
-    last_success: datetime | None = None
-    failing_since: datetime | None = None
-    last_failure: datetime | None = None
-    last_error: str | None = None
-
-    @property
-    def failing(self) -> bool:
-        return self.failing_since is not None
-
-    def succeeded(self, now: datetime) -> None:
-        self.last_success = now
-        self.failing_since = None
-
-    def failed(self, now: datetime, error: str) -> datetime:
-        """Records a failure; returns since when GitHub has been failing."""
-        if self.failing_since is None:
-            self.failing_since = now
-        self.last_failure = now
-        self.last_error = error
-        return self.failing_since
-
-    def state(self) -> str:
-        if self.failing:
-            return "failing"
-        return "ok" if self.last_success is not None else "not contacted yet"
-
-    def detail(self) -> dict[str, str | None]:
-        """As `/healthz?detail=1` shows it: times in ISO 8601, None for never."""
-
-        def iso(moment: datetime | None) -> str | None:
-            return None if moment is None else moment.isoformat()
-
-        return {
-            "host": self.host,
-            "state": self.state(),
-            "last_success": iso(self.last_success),
-            "failing_since": iso(self.failing_since),
-            "last_failure": iso(self.last_failure),
-            "last_error": self.last_error,
-        }
+class GitHubHealth(LinkHealth):
+    """What this process last saw of GitHub. Every answer (a 4xx too: GitHub answered) is
+    a success; a request that failed after every retry (`GitHubUnavailable`) a failure."""
 
 
 # Set by `GitHubClient` on the gidgethub exceptions it sees raised: their own message is

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from bot.judge.config import Mode, OnOutage
+from bot.judge.engine import rounds
 from bot.judge.records import Verdict, VerdictRecord
 
 
@@ -87,7 +88,7 @@ UNDETERMINED_BLOCKING: Mapping[Cause, str] = {
 }
 
 # Causes the author could bring about or the judges never covered: in blocking mode the
-# run waits for a maintainer. (Kept for the renderers' words.)
+# run waits for a maintainer.
 REFUSALS = frozenset(
     c for c, conclusion in UNDETERMINED_BLOCKING.items() if conclusion != "neutral"
 )
@@ -119,9 +120,6 @@ NEXT_STEP: Mapping[Cause, str] = {
     Cause.GAVE_UP: "comment `/judge rerun`, or `/judge override accept|reject`",
 }
 
-# bot.judge.engine.rounds gives up a round with this when the day's model calls run out
-# between attempts; the judges were stopped by the budget, not failing.
-_BUDGET_CUT = "daily model-call budget"
 
 # Which cause speaks for several undetermined groups: a refusal first, so one
 # throttled group cannot hide behind another group's outage.
@@ -136,10 +134,6 @@ _CAUSE_PRIORITY: tuple[Cause, ...] = (
     Cause.JUDGES,
 )
 
-# How bot.judge.engine.rounds records a round a judge answered without a usable verdict:
-# the model was reached, so this is no outage, and what it read may be why.
-_UNANSWERED = ("unparseable answer", "empty answer", "cut-off answer")
-
 
 def cause_of(record: VerdictRecord) -> Cause:
     """The cause behind one record: its `mode` when a rule settled it without a model,
@@ -153,9 +147,10 @@ def cause_of(record: VerdictRecord) -> Cause:
     if cause is not Cause.JUDGES or record.final_decision is not Verdict.UNDETERMINED:
         return cause
     errors = [r.error or "" for r in record.previous_rounds]
-    if any(error.startswith(_BUDGET_CUT) for error in errors):
+    # The day's calls ran out between attempts: the budget stopped the judges.
+    if any(error.startswith(rounds.BUDGET_CUT) for error in errors):
         return Cause.BUDGET
-    if errors and errors[-1].startswith(_UNANSWERED):
+    if errors and errors[-1].startswith(rounds.UNANSWERED):
         return Cause.UNANSWERED
     return cause
 
@@ -191,11 +186,6 @@ def run_conclusion(
     if cause is Cause.JUDGES and on_outage is OnOutage.BLOCK:
         return "action_required"
     return UNDETERMINED_BLOCKING[cause]
-
-
-def passes_blocking(cause: Cause, on_outage: OnOutage = OnOutage.PASS) -> bool:
-    """Whether a run with this cause (and no judges' accept) passes a required check."""
-    return run_conclusion(Verdict.UNDETERMINED, Mode.BLOCKING, cause, on_outage) == "neutral"
 
 
 # Worst first. Reject is the strongest statement against the content; escalate needs a

@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.judging.four_eyes import WRITE_PERMISSIONS
 from bot.judging.repo_config import MergeConfig
+from bot.judging.state import ShaState
 
 ACCEPT = "accept"
 
@@ -140,6 +141,14 @@ def is_approval(verdict: str | None, override: str | None = None) -> bool:
     Neutral outcomes (skipped, undetermined, nothing judged) are never an approval."""
     final = override if override is not None else verdict
     return final == ACCEPT
+
+
+def pull_outcome(state: ShaState | None, number: int) -> str | None:
+    """The outcome at a head as this pull request's: a verdict on the same sha judged for
+    a push (only the pushed commits' files) or for another pull request is not its own."""
+    if state is None or (state.target or {}).get("pull_number") != number:
+        return None
+    return state.verdict if state.override is None else state.override.verdict.value
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,10 @@ from bot.judging.run_handle import (
     forget_sha,
 )
 from bot.judging.run_notices import render_nothing_to_judge
-from bot.judging.state import ShaState, load_state, state_key
+from bot.judging.state import load_state, state_key
 from bot.judging.target import Target, task_ref
 from bot.merging.approval import admit, queue_key
-from bot.merging.eligibility import PullFacts, is_approval, merge_policy
+from bot.merging.eligibility import PullFacts, is_approval, merge_policy, pull_outcome
 from bot.merging.github_calls import MergeCalls
 from bot.merging.merge_group import (
     GroupPlan,
@@ -149,7 +149,7 @@ def _concerns_admission(event: Event, hold_label: str, merge_label: str | None) 
 
 async def _accepted_at(context: Context, repository: str, number: int, head_sha: str) -> bool:
     state = await load_state(context.storage, state_key(repository, head_sha))
-    return is_approval(_final_verdict(state, number))
+    return is_approval(pull_outcome(state, number))
 
 
 async def _could_move(context: Context, data: dict[str, Any]) -> bool:
@@ -221,14 +221,6 @@ async def on_github_change(event: Event, context: Context) -> None:
 # -- GitHub's merge queue -------------------------------------------------------------
 
 
-def _final_verdict(state: ShaState | None, number: int) -> str | None:
-    """The outcome at a head as this pull request's: a verdict on the same sha judged for
-    a push (only the pushed commits' files) or for another pull request is not its own."""
-    if state is None or (state.target or {}).get("pull_number") != number:
-        return None
-    return state.verdict if state.override is None else state.override.verdict.value
-
-
 def _group_target(data: dict[str, Any], installation_id: int) -> Target:
     group = data["merge_group"]
     repository = data["repository"]
@@ -266,7 +258,7 @@ async def _group_pulls(
     pulls = []
     for number, head in heads.items():
         state = await load_state(context.storage, state_key(gateway.full_name, head))
-        verdict = _final_verdict(state, number)
+        verdict = pull_outcome(state, number)
         changed, blobs = await gateway.pull_blobs(number) if verdict == "accept" else ([], {})
         pulls.append(GroupPull(number, head, verdict, tuple(changed), blobs))
     return pulls

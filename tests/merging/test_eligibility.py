@@ -202,3 +202,17 @@ def test_queued_options_read_back_what_storage_keeps(
 ) -> None:
     assert QueuedOptions.of(stored) == expected
     assert QueuedOptions.of(expected.as_json()) == expected
+
+
+def test_pull_outcome_is_the_pull_requests_own() -> None:
+    from bot.judge.records import Verdict
+    from bot.judging.state import Override, ShaState
+    from bot.merging.eligibility import pull_outcome
+
+    judged = ShaState(target={"pull_number": 7}, verdict="accept")
+    assert pull_outcome(judged, 7) == "accept"
+    assert pull_outcome(judged, 8) is None, "another pull request's verdict"
+    assert pull_outcome(ShaState(target={"pull_number": None}, verdict="accept"), 7) is None
+    assert pull_outcome(None, 7) is None
+    overridden = judged.model_copy(update={"override": Override(verdict=Verdict.REJECT, by="x")})
+    assert pull_outcome(overridden, 7) == "reject"

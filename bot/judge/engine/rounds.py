@@ -65,6 +65,12 @@ from bot.judge.rubrics.parsing import ParseError
 ATTEMPTS_PER_ROUND = 2
 CUT_OFF = "cut-off answer"
 """How a round's error starts when the judge's answer was cut at the output-token limit."""
+UNPARSEABLE = "unparseable answer"
+EMPTY = "empty answer"
+UNANSWERED = (UNPARSEABLE, EMPTY, CUT_OFF)
+"""How a round's error starts when the judge was reached but gave no usable answer (its
+input can be why: no outage; bot/judging/conclusion.py reads these)."""
+BUDGET_CUT = "daily model-call budget exhausted"
 _FED_BACK_LIMIT = 300
 
 
@@ -106,7 +112,7 @@ def attempt_refusal(*, remaining: float, calls_left: int | None) -> GiveUp | Non
     if remaining <= 0:
         return GiveUp("wall-clock budget exhausted")
     if calls_left is not None and calls_left <= 0:
-        return GiveUp("daily model-call budget exhausted")
+        return GiveUp(BUDGET_CUT)
     return None
 
 
@@ -118,7 +124,7 @@ def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp
     if isinstance(error, CutOffAnswer):
         return AskAgain(f"{CUT_OFF}: {error}", warn=True)
     if isinstance(error, ParseError):
-        return AskAgain(f"unparseable answer: {error}")
+        return AskAgain(f"{UNPARSEABLE}: {error}")
     if isinstance(error, ProviderHTTPError):
         said = f": {error.server_message}" if error.server_message else ""
         return GiveUp(f"HTTP {error.status} from {error.provider}{said}", warn=True)
@@ -127,7 +133,7 @@ def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp
     if isinstance(error, ProviderTransportError):
         return AskAgain(f"transport error ({error.cause})", warn=True)
     if isinstance(error, EmptyAnswer):
-        return AskAgain("empty answer", warn=True)
+        return AskAgain(EMPTY, warn=True)
     if isinstance(error, MalformedResponse):
         return AskAgain("malformed response envelope", warn=True)
     return GiveUp(f"provider error ({type(error).__name__})", warn=True)
