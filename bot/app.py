@@ -2,7 +2,8 @@
 
 POST {WEBHOOK_PATH} -> webhooks (verify, store, 202) -> WorkerPool -> Dispatcher -> routers
 GET  /healthz       -> storage.ping, and writes (a probe write while they were failing);
-                       ?detail=1 adds the judges' tiers and GitHub's state
+                       ?detail=1 adds the judges' tiers, their latest probe and
+                       GitHub's state
 GET  /metrics       -> Prometheus text (the KPI gauges refreshed in the background)
 GET  /dashboard     -> verdicts, KPIs, providers (with DASHBOARD_TOKEN; bot.dashboard)
 GET  /              -> status page, or the registration page when APP_ID is unset
@@ -40,6 +41,7 @@ from bot.intake.webhooks import make_webhook_handler
 from bot.intake.worker import AttemptPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
 from bot.judge.config import JudgeConfig
+from bot.judge.doctor.background import ProbeBoard, probe_ctx, waiting_note
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.self_check import health_detail, self_check_ctx
 from bot.judge.engine.tier_status import TierBoard, statuses_from_config
@@ -68,6 +70,8 @@ POOL = web.AppKey("pool", WorkerPool)
 SERVICES = web.AppKey("services", ServiceHub)
 # Each judge tier's latest status: pages read it, the provider self-check replaces it.
 TIER_BOARD = web.AppKey("tier_board", TierBoard)
+# The latest probe of every judge (`judge-bot doctor`'s facts), measured in the background.
+DOCTOR_BOARD = web.AppKey("doctor_board", ProbeBoard)
 # What this process last saw of GitHub, and of writing to storage: pages and /healthz read them.
 GITHUB_HEALTH = web.AppKey("github_health", GitHubHealth)
 STORAGE_WRITES = web.AppKey("storage_writes", StorageWrites)
@@ -127,6 +131,9 @@ def create_app(
     app[SERVICES] = hub
     app[POOL] = pool
     app[TIER_BOARD] = board
+    probe_every = settings.probe_interval_seconds
+    doctor = ProbeBoard(waiting_note(configured=config.llm_configured, interval=probe_every))
+    app[DOCTOR_BOARD] = doctor
 
     app.cleanup_ctx.extend(
         [
@@ -143,6 +150,9 @@ def create_app(
         app.cleanup_ctx.append(
             self_check_ctx(board, config, metrics, interval=settings.self_check_interval_seconds)
         )
+    # A paid judgment per seat, on every replica: its own interval, never the free lookup's.
+    if probe_every > 0 and config.llm_configured:
+        app.cleanup_ctx.append(probe_ctx(doctor, config, interval=probe_every))
     thresholds = _kpi_gauges(app, settings, store, metrics, clock)
     if settings.configured:
         app.router.add_get("/", _status_page)
@@ -418,6 +428,7 @@ async def _status_page(request: web.Request) -> web.Response:
         tiers,
         github=request.app[GITHUB_HEALTH],
         writes=request.app[STORAGE_WRITES],
+        probe=request.app[DOCTOR_BOARD],
     )
     return web.Response(text=text, content_type="text/html")
 
@@ -452,7 +463,9 @@ async def _healthz(request: web.Request) -> web.Response:
     if detail:
         # Informational: a missing model fails its tier open, never the service's health;
         # GitHub's outage is not this server's, and restarting it would not end it.
-        body["judge"] = health_detail(request.app[TIER_BOARD].current())
+        judge = health_detail(request.app[TIER_BOARD].current())
+        judge["probe"] = request.app[DOCTOR_BOARD].detail()
+        body["judge"] = judge
         if request.app[SETTINGS].configured:
             body["github"] = request.app[GITHUB_HEALTH].detail()
     return web.json_response(body, status=200 if healthy else 503)

@@ -40,6 +40,10 @@ class Children(Generic[_Metric]):
 # Seconds: a quick model answers in a second or two, a reasoning one in a minute or more; a
 # call's two attempts at the default per-tier limits (45-60 s) end by the last bucket.
 MODEL_CALL_BUCKETS = (0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120)
+# Seconds in a merge queue: a minute to a day (a 30-minute CI, a queue of agents' work).
+MERGE_QUEUE_BUCKETS = (60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400)
+# CI runs or model calls per merged pull request: one each is the goal.
+PER_MERGE_BUCKETS = (0, 1, 2, 3, 5, 8, 13, 21)
 
 
 class Metrics:
@@ -49,6 +53,52 @@ class Metrics:
         self._add_github_metrics()
         self._add_feature_metrics()
         self._add_judgment_metrics()
+        self._add_merge_queue_metrics()
+
+    def _add_merge_queue_metrics(self) -> None:
+        """The merge queues: the App's own (`app`) and GitHub's (`github`), per merged pull
+        request; batches, their failures and splits (the App's queue)."""
+        self.merge_queue_merges = self._counter(
+            "judge_merge_queue_merges",
+            "Pull requests merged from a merge queue, by queue: app (the App merged it) or "
+            "github (GitHub's merge queue merged what the App handed it).",
+            "queue",
+        )
+        self.merge_queue_batches = Counter(
+            "judge_merge_queue_batches",
+            "Batches of the App's merge queue sent to CI (a batch of one counts).",
+            registry=self.registry,
+        )
+        self.merge_queue_batch_failures = Counter(
+            "judge_merge_queue_batch_failures",
+            "Batches whose CI failed or whose combination the judges did not accept.",
+            registry=self.registry,
+        )
+        self.merge_queue_batch_splits = Counter(
+            "judge_merge_queue_batch_splits",
+            "Failing batches split to find the pull request at fault (each split counts).",
+            registry=self.registry,
+        )
+        self.merge_queue_seconds = Histogram(
+            "judge_merge_queue_seconds",
+            "Time from entering a merge queue (the last time) to being merged, by queue.",
+            ["queue"],
+            buckets=MERGE_QUEUE_BUCKETS,
+            registry=self.registry,
+        )
+        self.merge_queue_ci_runs = Histogram(
+            "judge_merge_queue_ci_runs",
+            "Per merged pull request: the heads it had that the App judged (each new head "
+            "runs the repository's CI once, the queue's own branch updates included).",
+            buckets=PER_MERGE_BUCKETS,
+            registry=self.registry,
+        )
+        self.merge_queue_model_calls = Histogram(
+            "judge_merge_queue_model_calls",
+            "Per merged pull request: model calls its judgments made (cache hits make none).",
+            buckets=PER_MERGE_BUCKETS,
+            registry=self.registry,
+        )
 
     def _add_delivery_metrics(self) -> None:
         """The webhook intake and the delivery queue."""

@@ -14,6 +14,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.github.client import GitHubHealth
 from bot.github.web import web_url
+from bot.judge.doctor.background import ProbeBoard
+from bot.judge.doctor.report import COLUMNS
 from bot.judge.engine.tier_status import TierStatus
 from bot.link_health import LinkHealth
 from bot.services import StorageWrites
@@ -108,6 +110,7 @@ def render_status_page(
     *,
     github: GitHubHealth | None = None,
     writes: StorageWrites | None = None,
+    probe: ProbeBoard | None = None,
 ) -> str:
     return (
         environment()
@@ -121,5 +124,7 @@ def render_status_page(
             links=link_rows(github, writes),
             dashboard=settings.dashboard_token is not None,
             github_web=web_url(settings.github_api_url),
+            probe_columns=COLUMNS,
+            probe=probe,
         )
     )

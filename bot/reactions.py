@@ -48,7 +48,7 @@ class FeatureReactions:
             concluded.config,
             concluded.target,
             concluded.verdict,
-            actor=f"judge ({context.delivery.delivery_id})",
+            actor=concluded.actor or f"judge ({context.delivery.delivery_id})",
             content=concluded.content,
             records=concluded.records,
         )

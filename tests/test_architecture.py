@@ -44,9 +44,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     # Features that react to judging (or to webhooks of their own).
     frozenset({"disagreement", "reviews", "merging", "commands", "installations"}),
     # Readers: reports and pages over storage and the judge's vocabulary.
-    frozenset({"reports", "dashboard", "pages"}),
+    frozenset({"reports", "dashboard", "pages", "evaluation"}),
     # Composition: each composes everything in one place.
-    frozenset({"app", "routing", "reactions", "cli", "registration", "__main__", "bot"}),
+    frozenset({"app", "routing", "reactions", "cli", "registration", "action", "__main__", "bot"}),
 )
 
 # Packages that must not see each other although the layers would allow it.
@@ -67,6 +67,7 @@ JUDGE_ROOMS: tuple[frozenset[str], ...] = (
     frozenset({"rubrics", "config", "record_table"}),
     frozenset({"checks", "tagging"}),
     frozenset({"engine", "console"}),
+    frozenset({"doctor"}),
 )
 
 # Each kv namespace, and the one module that names it (reads, writes and forgets it;
@@ -82,6 +83,10 @@ NAMESPACE_OWNERS = {
     "disagreement-by-issue": "bot.disagreement.sync",
     "circuit-breaker": "bot.merging.breaker_flow",
     "merge-conflict-notice": "bot.merging.driver",
+    "branch-rules": "bot.merging.github_handover",
+    "github-merge-queue": "bot.merging.github_handover",
+    "github-merge-groups": "bot.merging.github_handover",
+    "merge-batch-files": "bot.merging.batch_files",
     "review-submitted": "bot.reviews.submit",
     "review-ids": "bot.reviews.submit",
     "override-applied": "bot.commands.handlers",

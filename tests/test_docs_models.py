@@ -1,6 +1,9 @@
 """docs/models.md says what the code does: the families it recognises, settings blocks that
-start (and send no key to a host it was not given for), the answers a judge may give, and
-what the worked cost example's changes cost through the real engine.
+start (and send no key to a host it was not given for), the answers a judge may give,
+what the worked cost example's changes cost through the real engine, and, in the local
+model recipe, every per-tier setting for every tier, the defaults the code has, and what
+each local server does with its defaults as the fakes of tests/support/fakes/
+local_servers.py reproduce it.
 
 The cost rows are rerun against the fake OpenAI-protocol server on loopback, every judge
 accepting unless the row says otherwise; tokens are the fake's count (characters / 4).
@@ -30,7 +33,14 @@ from bot.judge.rubrics.research_settings import ResearchRules
 from bot.judging.judge_requests import JudgeInputs, judge_requests, window_budget
 from bot.judging.repo_config import RepoConfig
 from bot.judging.target import Target
+from bot.settings import Settings
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
+from tests.support.fakes.local_servers import (
+    LlamaCppPythonServer,
+    LlamaServer,
+    LocalServer,
+    OllamaServer,
+)
 from tests.support.setting_names import all_setting_names
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "models.md"
@@ -308,3 +318,96 @@ async def test_the_cost_row_holds_for_the_real_engine(prefix: str) -> None:
     assert abs(tokens - stated_tokens) <= 0.1 * stated_tokens, (
         f"{prefix}: {tokens} prompt tokens now; update docs/models.md's worked example"
     )
+
+
+# -- the local-model recipe ------------------------------------------------------------------
+
+
+def local_section() -> str:
+    return section("Local models")
+
+
+def test_every_per_tier_setting_the_page_names_exists_for_every_tier() -> None:
+    per_tier = set(re.findall(r"\bJUDGE_<TIER>_([A-Z0-9_]*[A-Z0-9])", doc()))
+    assert {"TIMEOUT", "CONTEXT_TOKENS", "RESPONSE_FORMAT", "TEMPERATURE"} <= per_tier
+    for tier in ("QUICK", "DEEP", "TIEBREAKER"):
+        assert {f"JUDGE_{tier}_{name}" for name in per_tier} <= all_setting_names()
+
+
+def recipe_rows() -> dict[str, list[str]]:
+    """The hosted-vs-local table: first setting named in the row -> its cells."""
+    rows: dict[str, list[str]] = {}
+    for cells in table_rows(local_section()):
+        named = re.search(r"`(JUDGE_[A-Z<>_]+)`", cells[0])
+        if named and len(cells) == 3:
+            rows[named[1].replace("<TIER>_", "")] = cells
+    return rows
+
+
+def test_the_hosted_defaults_column_is_what_the_code_defaults_to() -> None:
+    config = JudgeConfig()
+    hosted = {name: cells[1] for name, cells in recipe_rows().items()}
+    assert hosted["JUDGE_TIMEOUT"] == (
+        f"{config.quick_timeout:.0f} s quick, {config.deep_timeout:.0f} s deep, "
+        f"{config.tiebreaker_timeout:.0f} s tiebreaker"
+    )
+    assert hosted["JUDGE_WALL_CLOCK_BUDGET"] == f"{config.wall_clock_budget:.0f} s"
+    assert hosted["JUDGE_MAX_OUTPUT_TOKENS"] == str(config.max_output_tokens)
+    assert hosted["JUDGE_CONTEXT_TOKENS"].startswith("unset") and config.context_tokens is None
+    assert hosted["JUDGE_RESPONSE_FORMAT"].startswith(f"`{config.response_format}`")
+    assert hosted["JUDGE_TEMPERATURE"] == f"{config.temperature:g}"
+    assert hosted["JUDGE_WORKERS"] == str(Settings.model_fields["workers"].default)
+
+
+def test_the_recipes_settings_block_follows_its_table() -> None:
+    """The all-local block sets what the table's local column says."""
+    (block,) = [
+        b for b in settings_blocks() if b.get("JUDGE_LLM_BASE_URL", "").startswith("http://127.")
+    ]
+    local = {name: cells[2] for name, cells in recipe_rows().items()}
+    assert local["JUDGE_TIMEOUT"].startswith(
+        f"{block['JUDGE_QUICK_TIMEOUT']} s quick, {block['JUDGE_DEEP_TIMEOUT']} s deep"
+    )
+    assert block["JUDGE_TIEBREAKER_TIMEOUT"] == block["JUDGE_DEEP_TIMEOUT"]
+    assert local["JUDGE_WALL_CLOCK_BUDGET"].endswith(f"{block['JUDGE_WALL_CLOCK_BUDGET']} s")
+    assert local["JUDGE_WORKERS"].startswith(block["JUDGE_WORKERS"])
+    assert block["JUDGE_CONTEXT_TOKENS"] in local_section().split("### 2.")[0]
+
+
+SERVER_ROWS: dict[str, Callable[[], LocalServer]] = {
+    "llama-cpp-python": LlamaCppPythonServer,
+    "llama-server": LlamaServer,
+    "Ollama": OllamaServer,
+}
+
+
+def server_rows() -> dict[str, list[str]]:
+    rows = {cells[0]: cells for cells in table_rows(local_section()) if len(cells) == 6}
+    assert set(SERVER_ROWS) <= set(rows)
+    return rows
+
+
+@pytest.mark.parametrize("name", list(SERVER_ROWS))
+async def test_the_server_table_says_what_the_servers_do(name: str) -> None:
+    """The defaults and answers the table states are the fakes' (whose docstring says
+    from which source each comes)."""
+    _, context, _, past, schema, _ = server_rows()[name]
+    user = {"role": "user", "content": "x" * 40_000}
+    async with SERVER_ROWS[name]() as server, httpx.AsyncClient() as client:
+        url = server.base_url + "/chat/completions"
+        body = {"model": "qwen2.5:0.5b", "messages": [user], "max_tokens": 100}
+        long = await client.post(url, json=body)
+        schema_format = {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}
+        short = {**body, "messages": [{"role": "user", "content": "hi"}]}
+        structured = await client.post(url, json=short | {"response_format": schema_format})
+    assert context.startswith(str(server.context_tokens))
+    if long.status_code == 200:
+        assert server.calls[0].truncated and "cut without a word" in past
+    else:
+        assert past.startswith(f"refused, HTTP {long.status_code}")
+        quoted = re.escape(past.split('"')[1]).replace("N", r"\d+")  # N: a number
+        assert re.search(quoted, long.json()["error"]["message"])
+    if structured.status_code == 200:
+        assert schema.startswith("taken")
+    else:
+        assert schema.startswith(f"refused, HTTP {structured.status_code}")

@@ -3,9 +3,12 @@
     __init__    the parser, and `serve`: runs the App
     judge       `judge`, `pre-push`, `install-hook`, `verdicts export`
     pre_push    what the pre-push hook reads from git and decides
+    judged_change  a change judged in the parts its judges read whole (judge, pre-push)
     deliveries  `deliveries list|retry`
     replay      `replay`: a stored or saved payload sent to a running App, signed
     reports     `triage`, `calibrate`
+    doctor      `doctor`: each configured judge called once, what works and what not
+    eval        `eval`: the judges measured on labelled changes (bot.evaluation)
     database    opening the database for a command, and its one-line failures
     terminal    output that survives a closed stdout
 
@@ -35,8 +38,9 @@ from aiohttp import StreamReader, web
 from aiohttp.typedefs import Handler, Middleware
 
 from bot import __version__
-from bot.app import create_app
-from bot.cli import deliveries, judge, replay, reports
+from bot.cli import action as action_command
+from bot.cli import deliveries, doctor, judge, replay, reports
+from bot.cli import eval as eval_command
 from bot.cli.terminal import guard_closed_stdout
 from bot.judge.config import JudgeConfig
 from bot.logs import configure_logging
@@ -77,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     deliveries.register(commands)
     replay.register(commands)
     reports.register(commands)
+    doctor.register(commands)
+    eval_command.register(commands)
+    action_command.register(commands)
     return parser
 
 
@@ -211,6 +218,10 @@ def _run(
     server: ServerSettings,
     sockets: list[socket.socket],
 ) -> int:
+    # Imported here: the app (dashboard, every feature) takes most of a second to import,
+    # which every other command, the hook and the Action would pay at each start.
+    from bot.app import create_app
+
     app = create_app(settings, judge_config=judge_config, features=features)
     # Innermost: the 408 is answered before any other middleware meets the timeout (an
     # OSError, as every TimeoutError is).

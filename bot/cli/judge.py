@@ -11,6 +11,10 @@ storage errors, an internal crash), so a script never reads a failure as a rejec
 `judge --help` exits 0. `pre-push` exits `pre_push.BLOCK_EXIT` to block a push (the
 installed hook script maps it to 1) and 0 otherwise.
 
+`judge` and `pre-push` judge a change in the parts its judges read whole, every one of
+which must accept (`bot.cli.judged_change`): `judge` exits by the change's verdict, and
+`--json` prints one record for one part, the parts and the change's verdict for several.
+
 Settings come from `bot.settings`' one loader (environment, then `.env`), so these
 commands and `serve` agree. Records go to `--database-url`, else DATABASE_URL, else
 `judge-bot.sqlite3` at the top of the git work tree (outside one: the working directory).
@@ -36,6 +40,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -46,6 +51,7 @@ import httpx
 from dotenv import dotenv_values
 
 from bot.cli.database import database_failure
+from bot.cli.judged_change import JudgedChange, judge_change, requests_at_once
 from bot.cli.pre_push import (
     HOOK_MARKER,
     Git,
@@ -91,10 +97,6 @@ EXIT_CODES: dict[Verdict, int] = {
 EXIT_UNDETERMINED = 3
 
 
-def exit_code_for(record: VerdictRecord) -> int:
-    return EXIT_CODES[record.final_decision]
-
-
 # -- shared I/O helpers -----------------------------------------------------------------
 
 
@@ -120,13 +122,18 @@ def _known_paths(cwd: Path) -> frozenset[str]:
 
 async def _with_engine(
     config: JudgeConfig, storage: Storage | None, request: JudgeRequest
-) -> VerdictRecord:
+) -> JudgedChange:
     if storage is not None:
         await storage.open()
     try:
         async with httpx.AsyncClient() as client:
             engine = JudgeEngine.from_config(config, client, storage)
-            return await engine.judge(request)
+            return await judge_change(
+                engine,
+                request,
+                at_once=requests_at_once(local_only(config)),
+                say=lambda line: err(f"judge-bot: {line}"),
+            )
     finally:
         if storage is not None:
             await storage.close()
@@ -210,19 +217,40 @@ def cli_limits(config: JudgeConfig) -> JudgeConfig:
     return config.model_copy(update={name: free[name] for name in unset})
 
 
-def _show(record: VerdictRecord, args: argparse.Namespace, url: str) -> None:
-    """Print the verdict; a reader gone already changes nothing (the record is stored)."""
-    if record.final_decision is Verdict.UNDETERMINED and record.reason:
-        # Said on stderr too, so `--json` users see why no verdict came.
-        err(f"judge-bot: not judged: {record.reason}")
+def _show(change: JudgedChange, args: argparse.Namespace, url: str) -> None:
+    """Print the verdict; a reader gone already changes nothing (the records are stored)."""
+    several = len(change.parts) > 1
+    for number, judged in enumerate(change.parts, start=1):
+        record = judged.record
+        if record.final_decision is Verdict.UNDETERMINED and record.reason:
+            # Said on stderr too, so `--json` users see why no verdict came.
+            where = f"part {number} ({judged.describe()}): " if several else ""
+            err(f"judge-bot: not judged: {where}{record.reason}")
     try:
         if args.json:
-            out(record.to_jsonl())
+            out(change.to_json())
+        elif several:
+            _show_parts(change, url)
         else:
-            out(render_table(record))
+            out(render_table(change.parts[0].record))
             out(f"record appended to {describe_database(url)}")
     except BrokenPipeError:
         drop_stdout()
+
+
+def _show_parts(change: JudgedChange, url: str) -> None:
+    total = len(change.parts)
+    for number, judged in enumerate(change.parts, start=1):
+        out(f"part {number} of {total}: {judged.describe()}")
+        out(render_table(judged.record))
+        out("")
+    counts = Counter(record.final_decision.value for record in change.records)
+    tally = ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items()))
+    out(
+        f"verdict of the change: {change.verdict.value.upper()} ({total} parts: {tally}; "
+        "every part must accept)"
+    )
+    out(f"{total} records appended to {describe_database(url)}")
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
@@ -244,7 +272,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         err(f"judge-bot: storage error: {exc}; nothing was judged")
         return EXIT_UNDETERMINED
     try:
-        record = asyncio.run(_with_engine(config, storage, request))
+        change = asyncio.run(_with_engine(config, storage, request))
     except Exception as exc:
         # Provider problems are verdicts already; what lands here is storage or a bug.
         # File-system and SQLite messages are printed; others only by type, since a
@@ -255,8 +283,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
             what += f": {exc}"
         err(f"judge-bot: the judgment failed ({what}); nothing was judged")
         return EXIT_UNDETERMINED
-    _show(record, args, url)
-    return exit_code_for(record)
+    _show(change, args, url)
+    return EXIT_CODES[change.verdict]
 
 
 # -- pre-push ---------------------------------------------------------------------------
@@ -281,7 +309,12 @@ async def _pre_push(
                 mode=config.mode,
                 authors=config.authors,
                 patterns=config.paths,
-                judge=engine.judge,
+                judge=lambda request: judge_change(
+                    engine,
+                    request,
+                    at_once=requests_at_once(local_only(config)),
+                    say=lambda line: err(f"[judge] {line}"),
+                ),
                 say=err,
             )
     finally:

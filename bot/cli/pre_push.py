@@ -10,9 +10,11 @@ ref being pushed: `<local ref> <local sha> <remote ref> <remote sha>`. For each 
    or email; all commits when unset);
 4. watched files they touched (`JUDGE_PATHS` globs, default Markdown under research/,
    knowledge/, docs/, plans/) read at the local sha with `git show`;
-5. one judgment per ref through the engine, record appended to storage (DATABASE_URL,
-   else `judge-bot.sqlite3` at the top of the work tree, where git runs the hook, so
-   `judge-bot verdicts export` run in the repository reads it; see bot.settings).
+5. one judgment per ref through the engine, in the parts its judges read whole
+   (bot.cli.judged_change: windows of a long file, batches of many), records appended to
+   storage (DATABASE_URL, else `judge-bot.sqlite3` at the top of the work tree, where git
+   runs the hook, so `judge-bot verdicts export` run in the repository reads it; see
+   bot.settings).
 
 Exit status (seed 000): advisory mode (`JUDGE_MODE=advisory`, the default) never
 blocks; blocking mode blocks when a ref got NO-GO (`judgment.go_no_go`, the rule the
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from bot.cli.judged_change import JudgedChange, JudgedPart
 from bot.judge.engine import JudgeRequest
 from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
@@ -410,7 +413,8 @@ async def build_request(
     )
 
 
-Judge = Callable[[JudgeRequest], Awaitable[VerdictRecord]]
+Judge = Callable[[JudgeRequest], Awaitable[JudgedChange]]
+"""Judges one ref's change, in the parts its judges read whole (bot.cli.judged_change)."""
 Say = Callable[[str], None]
 
 
@@ -434,21 +438,16 @@ async def run_hook(
         )
         if request is None:
             continue
-        record = await judge(request)
-        records.append(record)
-        label = record_go_no_go(record)
-        note = decision_note(label, record.final_decision.value)
+        change = await judge(request)
+        records.extend(change.records)
+        label = change.go_no_go
+        note = decision_note(label, change.verdict.value)
         say(
             f"[judge] {label} {update.remote_ref}{note}: "
             + ", ".join(f.path for f in request.files)
         )
-        if record.reason:
-            say(f"[judge] Reason: {record.reason}")
-        if label == "NO-GO":
-            findings = record.reasoning or "no details"
-            say(f"[judge] Findings: {findings}")
-            for item in record.improvements:
-                say(f"[judge]   - {item}")
+        for judged in change.parts:
+            _say_part(judged, len(change.parts) > 1, say)
     if not records:
         say(nothing_watched(authors, patterns))
     code = hook_exit_code(mode, records)
@@ -457,6 +456,18 @@ async def run_hook(
         say("[judge] Fix the flagged issues and push again.")
         say("[judge] Emergency override: GIT_JUDGE_SKIP=1 git push")
     return code
+
+
+def _say_part(judged: JudgedPart, several: bool, say: Say) -> None:
+    """A part's reason and, for a NO-GO, its findings; which part, when there are several."""
+    record = judged.record
+    where = f" ({judged.describe()})" if several else ""
+    if record.reason:
+        say(f"[judge] Reason{where}: {record.reason}")
+    if record_go_no_go(record) == "NO-GO":
+        say(f"[judge] Findings{where}: {record.reasoning or 'no details'}")
+        for item in record.improvements:
+            say(f"[judge]   - {item}")
 
 
 def skip_requested(environ: Mapping[str, str]) -> bool:

@@ -4,6 +4,7 @@ Grammar (one command per comment; the first `/judge` line wins):
 
     /judge override accept|reject|cancel [<sha>]
     /judge rerun [deep]
+    /judge merge --priority urgent|high|normal
     /judge help
 
 The line must start with the word `/judge` (case-insensitive, up to three spaces of
@@ -14,7 +15,8 @@ comments (`<!-- ... -->`, across lines too) and lines indented as code (four spa
 a tab) are ignored (`bot.judge.checks.markdown.shown_lines` decides what is shown). Any other
 `/judge ...` line is an `invalid` command, answered with help. An override's optional
 `<sha>` (7 to 40 hex digits, a prefix of the head commit) pins the commit it decides
-(`bot.commands.meant_head`).
+(`bot.commands.meant_head`). `merge --priority` puts the pull request's merge-queue entry
+ahead of normal ones (`urgent` ahead of `high`; `normal` takes a priority back).
 Who may run what is `bot.commands.policy`; what a command then does is `bot.commands.plan`.
 """
 
@@ -28,8 +30,9 @@ from bot.gfm import cell, one_line
 from bot.judge.checks.markdown import shown_lines
 from bot.judging.check_run import ACTION_OVERRIDE_ACCEPT, ACTION_REJUDGE_DEEP
 
-CommandKind = Literal["override", "rerun", "help", "invalid"]
+CommandKind = Literal["override", "rerun", "merge", "help", "invalid"]
 OverrideAction = Literal["accept", "reject", "cancel"]
+PriorityName = Literal["urgent", "high", "normal"]
 
 RAW_LIMIT = 100
 
@@ -42,6 +45,8 @@ _COMMAND = re.compile(r"^ {0,3}/judge(?:\s+(?P<rest>.*))?$", re.IGNORECASE)
 # Seven hex digits is the short sha GitHub shows; fewer could name several commits.
 _SHA = re.compile(r"[0-9a-f]{7,40}")
 _OVERRIDE_USAGE = "override needs exactly one of accept, reject, cancel"
+_PRIORITIES: dict[str, PriorityName] = {"urgent": "urgent", "high": "high", "normal": "normal"}
+_MERGE_USAGE = "merge needs `--priority` and one of urgent, high, normal"
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Command:
     sha: str | None = None
     """An override's pinned commit: a lowercase prefix of the head sha it decides."""
     deep: bool = False
+    priority: PriorityName | None = None
+    """`merge --priority`'s level."""
     raw: str = ""
     problem: str | None = None
 
@@ -76,6 +83,8 @@ def _parse_words(words: list[str], raw: str) -> Command:
         return Command("invalid", raw=raw, problem="rerun takes only an optional `deep`")
     if head == "override":
         return _parse_override(args, raw)
+    if head == "merge":
+        return _parse_merge(args, raw)
     # The problem is shown as prose in the reply: the commenter's word is escaped.
     return Command("invalid", raw=raw, problem=f"unknown subcommand '{cell(head, 30)}'")
 
@@ -90,6 +99,14 @@ def _parse_override(args: list[str], raw: str) -> Command:
         problem = f"{_OVERRIDE_USAGE}, then optionally the head's sha (7 to 40 hex digits)"
         return Command("invalid", raw=raw, problem=problem)
     return Command("override", action=action, sha=args[1], raw=raw)
+
+
+def _parse_merge(args: list[str], raw: str) -> Command:
+    if len(args) == 1 and args[0].startswith("--priority="):
+        args = ["--priority", args[0].removeprefix("--priority=")]
+    if len(args) != 2 or args[0] != "--priority" or args[1] not in _PRIORITIES:
+        return Command("invalid", raw=raw, problem=_MERGE_USAGE)
+    return Command("merge", priority=_PRIORITIES[args[1]], raw=raw)
 
 
 def parse_command(body: str) -> Command | None:

@@ -12,6 +12,10 @@
         override cancel: the judges' verdict and check run come back
         rerun: judge the head sha again, bypassing the verdict cache; it also resets the
             pull request's circuit breakers (merging.breaker_flow)
+        merge --priority: the entry's place in the App's merge queue (recorded with who
+            and when); on a branch handed to GitHub's merge queue, `urgent` takes it out
+            and queues it again with `jump`. Authorised against the pull request's
+            current head, even from a disagreement issue about an older one
 
 Edited and deleted comments are ignored (only `created` is routed), and nothing a bot
 says is ever obeyed.
@@ -29,6 +33,7 @@ from gidgethub.sansio import Event
 from bot.commands import plan
 from bot.commands.grammar import Command, command_for_action, parse_command
 from bot.commands.meant_head import FromComment, FromRun, Origin, written_at
+from bot.commands.replies import render_github_queue_refusal, render_priority_reply
 from bot.disagreement import sync as disagreements
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
@@ -38,11 +43,12 @@ from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
 from bot.judging.flow import judge_target
 from bot.judging.four_eyes import Actor
+from bot.judging.reactions import REACTIONS, Concluded
 from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 from bot.judging.target import Target
-from bot.merging import approval as merge_approval
-from bot.merging import breaker_flow
+from bot.merging import breaker_flow, github_handover
+from bot.storage.base import MergePriority
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -194,7 +200,10 @@ async def execute(
     if located is None:
         return
     key = state_key(gateway.full_name, located)
-    state = pinned_state if pinned_state is not None else await load_state(context.storage, key)
+    if pinned_state is not None and located == head_sha:
+        state: ShaState | None = pinned_state
+    else:
+        state = await load_state(context.storage, key)
     permission, role = await gateway.permission(actor.login)
     facts = plan.CommandFacts(
         head_sha=located,
@@ -232,8 +241,51 @@ async def carry_out(
     elif isinstance(decided, plan.Rerun):
         await breaker_flow.reset(context, decided.target)
         await judge_target(decided.target, context, owner=context.delivery.delivery_id)
+    elif isinstance(decided, plan.SetPriority):
+        await replies.send(await apply_priority(decided, actor, context, replies.gateway))
     else:
         await apply_override(command, actor, context, replies, decided.state)
+
+
+async def apply_priority(
+    decided: plan.SetPriority, actor: Actor, context: Context, gateway: RepoGateway
+) -> str:
+    """Reorder the App's queue, or let GitHub's queue jump; the reply to the commenter."""
+    storage, now = context.storage, context.clock()
+    repository, number = gateway.full_name, decided.pull_number
+    priority = decided.priority.value
+    entry = await storage.set_merge_priority(
+        repository, number, decided.priority, actor=actor.login, now=now
+    )
+    if entry is not None:
+        context.hub.merge_doorbell.ring()
+        queue = await storage.merge_queue(repository, entry.base_branch)
+        # None: the entry left the queue (merged, taken out) since its priority was set.
+        position = next((i for i, queued in enumerate(queue, 1) if queued.id == entry.id), None)
+        return render_priority_reply(actor, priority, entry.base_branch, position)
+    record = await github_handover.handed_over(storage, repository, number)
+    if record is None or record.state is not github_handover.HandoverState.QUEUED:
+        return render_priority_reply(actor, priority, decided.base_branch, None)
+    if decided.priority is not MergePriority.URGENT:
+        return render_github_queue_refusal(actor, priority, record.base_branch, "")
+    reason = f"queued again to jump ahead (urgent, @{actor.login})"
+    out = await github_handover.take_out(storage, gateway.client, record, reason, now)
+    if not out.ok:
+        return render_github_queue_refusal(actor, priority, record.base_branch, out.message)
+    again = github_handover.Handover(
+        repository=repository,
+        pull_number=number,
+        base_branch=record.base_branch,
+        node_id=record.node_id,
+        sha=record.sha,
+        actor=actor.login,
+        jump=True,
+    )
+    answer = await github_handover.hand_over(storage, gateway.client, again, now)
+    if not answer.ok:
+        base = record.base_branch
+        return render_github_queue_refusal(actor, priority, base, answer.message, left=True)
+    return render_priority_reply(actor, priority, record.base_branch, 1, jumped=True)
 
 
 async def apply_override(
@@ -274,4 +326,9 @@ async def override_reaches_queue(
         )
     except RepoConfigError:
         config = None
-    return await merge_approval.on_judged(context, config, target, str(final), actor=actor.login)
+    # Through the plug, as the judges' outcome goes: whoever reacts to an accept (the App's
+    # queue, or the Action's hand-over to GitHub) reacts to this one alike.
+    reactions = context.hub.plugged(REACTIONS)
+    return await reactions.concluded(
+        context, Concluded(config, target, str(final), actor=actor.login)
+    )

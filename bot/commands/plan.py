@@ -2,8 +2,9 @@
 
     locate(command, actor, pinned_sha, pull_head)  the sha the command is about, or a reply
     plan_command(command, actor, facts)            Refusal | Reply | Rerun | ApplyOverride
-                                                   (an override only for the head it meant:
-                                                   `bot.commands.meant_head`)
+                                                   | SetPriority (an override only for the
+                                                   head it meant: `bot.commands.meant_head`;
+                                                   a priority only on an open pull request)
     plan_override(command, actor, state, now)      the audit record, the run's new output,
                                                    the sha's new state and the reply
 
@@ -44,6 +45,7 @@ from bot.judging.repo_config import LeftOut
 from bot.judging.state import Override as OverrideState
 from bot.judging.state import ShaState
 from bot.judging.target import Target, target_from_pull_request
+from bot.storage.base import MergePriority
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,17 @@ class ApplyOverride:
     state: ShaState
 
 
-Plan = Reply | Refusal | Rerun | ApplyOverride
+@dataclass(frozen=True)
+class SetPriority:
+    """`/judge merge --priority`: the pull request's place in its base branch's queue (the
+    App's, or GitHub's merge queue, where only `urgent` means something: jump)."""
+
+    pull_number: int
+    base_branch: str
+    priority: MergePriority
+
+
+Plan = Reply | Refusal | Rerun | ApplyOverride | SetPriority
 
 
 @dataclass(frozen=True)
@@ -103,9 +115,13 @@ def locate(
     command: Command, actor: Actor, *, pinned_sha: str | None, pull_head: str | None
 ) -> str | Reply | None:
     """The sha a command acts on: the run's own sha for a checks-UI request, else the pull
-    request's head. None when there is neither (nothing to act on)."""
+    request's head. None when there is neither (nothing to act on). A merge priority is
+    about the head the queue holds now, never the one an old disagreement issue names:
+    the people of that newer head must not reorder it."""
     if pull_head is None or pinned_sha is None:
         return pinned_sha or pull_head
+    if command.kind == "merge":
+        return pull_head
     if outdated_override(command, pinned_sha=pinned_sha, current_head=pull_head):
         return Reply(
             f"@{actor.login}, that check run is for `{pinned_sha[:7]}`, no longer the "
@@ -133,6 +149,8 @@ def plan_command(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
     if not decision.allowed:
         return Refusal(decision.code, render_refusal(decision, command, actor))
     short = facts.head_sha[:7]
+    if command.kind == "merge":
+        return _plan_priority(command, actor, facts)
     if command.kind == "rerun":
         target = _rerun_target(facts)
         if target is None:
@@ -150,6 +168,15 @@ def plan_command(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
         text = render_head_refusal(mismatch, command, actor, facts.head_sha)
         return Refusal(mismatch.value, text)
     return ApplyOverride(facts.state)
+
+
+def _plan_priority(command: Command, actor: Actor, facts: CommandFacts) -> Plan:
+    pull = facts.pull
+    if pull is None or pull.get("state") != "open" or pull.get("merged"):
+        return Reply(f"@{actor.login}, a merge priority is for an open pull request.")
+    assert command.priority is not None, "the grammar gives `merge` its priority"
+    base = str((pull.get("base") or {}).get("ref") or "")
+    return SetPriority(int(pull["number"]), base, MergePriority(command.priority))
 
 
 def _rerun_target(facts: CommandFacts) -> Target | None:

@@ -5,6 +5,8 @@
     invalid      no       yes        yes                yes
     rerun        no       no         no                 yes
     override     no       no         no                 yes
+    merge        no       no         no                 yes   (--priority: who may
+                                                               override may reorder)
 
     * the PR author, or the author or committer of any judged commit.
 

@@ -1,4 +1,5 @@
-"""What judge-bot answers to a command: help, a refusal, an override's confirmation.
+"""What judge-bot answers to a command: help, a refusal, an override's confirmation, a
+priority's confirmation.
 
 Every reply goes through `gfm.finish` (secrets scrubbed, GitHub's length limit kept).
 """
@@ -25,9 +26,11 @@ _HELP = """\
   commit by 7 or more characters of its sha; without a sha an override counts only for a
   head judge-bot had already seen when the comment was written
 - `/judge rerun`: judge the head commit again (`/judge rerun deep` starts at the deep judge)
+- `/judge merge --priority urgent` (or high, normal): put the pull request ahead of normal
+  ones in the merge queue (urgent may restart the batches being tested; normal takes it back)
 - `/judge help`: show this message
 
-Overrides and reruns need write, maintain or admin access, and cannot come from the pull
+Overrides, reruns and priorities need write, maintain or admin access, and cannot come from the pull
 request author or an author or committer of the judged commits (four eyes). Put the
 command on a line of its own; commands in quotes or code blocks are ignored."""
 
@@ -104,3 +107,47 @@ def render_override_reply(
             "To undo it, comment `/judge override cancel`."
         )
     return finish(body, COMMENT_LIMIT)
+
+
+def render_priority_reply(
+    actor: Actor, priority: str, base: str, position: int | None, *, jumped: bool = False
+) -> str:
+    """The App's queue took the priority (`position` in it, 1 first), GitHub's queue let
+    the pull request jump (`jumped`), or it is in no queue (nothing changed)."""
+    who = f"@{one_line(actor.login, 39)}"
+    branch = code(base, 100)
+    if jumped:
+        text = f"{who} put this pull request at the front of GitHub's merge queue for {branch}."
+    elif position is None:
+        text = (
+            f"{who}, this pull request is not in the merge queue for {branch}; it takes a "
+            "priority once the judges' accept has queued it. Nothing was changed."
+        )
+    else:
+        text = (
+            f"{who} set this pull request's merge priority to **{priority}**: "
+            f"position {position} in the queue for {branch}."
+        )
+    return finish(text, COMMENT_LIMIT)
+
+
+def render_github_queue_refusal(
+    actor: Actor, priority: str, base: str, message: str, *, left: bool = False
+) -> str:
+    """GitHub's merge queue knows only jumping ahead (`urgent`), or refused the jump;
+    `left`: it had taken the pull request out for the jump, so it is out of the queue."""
+    who = f"@{one_line(actor.login, 39)}"
+    branch = code(base, 100)
+    if priority != "urgent":
+        why = "GitHub's merge queue has no priority levels; only `urgent` jumps ahead"
+    else:
+        said = one_line(message, 300) or "no reason given"
+        why = f"GitHub's merge queue refused the jump: {said}"
+    after = (
+        " The pull request is out of GitHub's queue; it goes back once its head is accepted."
+        if left
+        else ""
+    )
+    return finish(
+        f"{who}, {branch} merges through GitHub's merge queue, and {why}.{after}", COMMENT_LIMIT
+    )

@@ -2,7 +2,7 @@
 window's facts of the chosen repository (of every one when none is chosen), the names
 of the repositories with records in the window (the filter's choices), the full records
 and links of the flagged items the page lists, the open disagreement issues and the
-merge queues.
+merge queues (the App's, what it handed to GitHub's, and their recent history).
 
 A view is read in full once (`read_window`); after that each page load reads only the
 records appended since (`Storage.list_verdict_facts_after`) and `fold`s them in, so a
@@ -12,7 +12,7 @@ record shows on the next load without the window being read again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from operator import attrgetter
@@ -20,10 +20,15 @@ from operator import attrgetter
 from bot.dashboard.filters import Filter
 from bot.dashboard.view import FLAGGED_SHOWN, Sources, repositories_of
 from bot.dashboard.watermark import LOOKBACK, Mark, advance, initial_mark, unseen
+from bot.merging.github_handover import HandedOver, list_handed_over
 from bot.reports import sources
 from bot.reports.facts import RecordFact, facts_of_rows, in_repository
 from bot.reports.triage import flagged_facts, subject_keys
-from bot.storage.base import Storage, VerdictFacts
+from bot.storage.base import MergeEntry, MergeEvent, Storage, VerdictFacts
+
+# The merge-queue history read for repositories that only have records in the window: the
+# page shows why pull requests left their queues, without reading every repository's.
+HISTORY_REPOSITORIES = 20
 
 
 class KeptFacts:
@@ -147,6 +152,8 @@ async def sources_of(
 ) -> Sources:
     """The view's sources: `facts` (the window's, kept) and the few small reads besides."""
     listed = await asyncio.to_thread(listed_of, facts, chosen)
+    queues = await storage.list_active_merges()
+    handed = await list_handed_over(storage)
     return Sources(
         facts=facts,
         unreadable=len(window.unreadable),
@@ -154,9 +161,28 @@ async def sources_of(
         details=await sources.details(storage, listed),
         subjects=await sources.subjects(storage, subject_keys(listed)),
         open_issues=await sources.open_issues(storage, chosen.repository),
-        queues=await storage.list_active_merges(),
+        queues=queues,
         web_url=web_url,
+        queue_history=await queue_history(storage, window.names, queues, handed, chosen),
+        handed_over=handed,
     )
+
+
+async def queue_history(
+    storage: Storage,
+    names: Iterable[str | None],
+    queues: Sequence[MergeEntry],
+    handed: Sequence[HandedOver],
+    chosen: Filter,
+) -> dict[str, list[MergeEvent]]:
+    """The merge-queue moves of each repository the page may show: those with a queue
+    now, those handed to GitHub's queue, and those with records in the window (capped)."""
+    wanted = {entry.repository.lower() for entry in queues}
+    wanted |= {record.repository.lower() for record in handed}
+    wanted |= {name.lower() for name in list(names)[:HISTORY_REPOSITORIES] if name}
+    if chosen.repository:
+        wanted = {chosen.repository.lower()}
+    return {name: await storage.list_merge_events(name) for name in sorted(wanted)}
 
 
 def window_start(chosen: Filter, now: datetime) -> datetime:

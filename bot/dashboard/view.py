@@ -9,12 +9,13 @@ strings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.dashboard.chart import Chart, layout, per_day
 from bot.dashboard.filters import Filter
-from bot.dashboard.queues import QueuePanel, queue_panels
+from bot.dashboard.queues import DepartedPanel, QueuePanel, departed_panels, queue_panels
+from bot.merging.github_handover import HandedOver
 from bot.reports.calibration_view import percent, seconds, with_counts
 from bot.reports.facts import RecordFact
 from bot.reports.kpis import Calibration, ScopeReport, calibrate
@@ -30,7 +31,7 @@ from bot.reports.triage import (
     triage,
 )
 from bot.reports.triage_view import change_of, when
-from bot.storage.base import MergeEntry, StoredVerdict
+from bot.storage.base import MergeEntry, MergeEvent, StoredVerdict
 
 FLAGGED_SHOWN = 50
 
@@ -101,6 +102,9 @@ class Sources:
     open_issues: Sequence[OpenIssue]
     queues: Sequence[MergeEntry] = ()
     web_url: str = "https://github.com"
+    queue_history: Mapping[str, Sequence[MergeEvent]] = field(default_factory=dict)
+    """Each repository's merge-queue moves (lower-cased name): times to merge, departures."""
+    handed_over: Sequence[HandedOver] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,8 @@ class DashboardView:
     tags: list[str]
     """The tags of the window's flagged items: the tag filter's choices."""
     queues: list[QueuePanel]
+    departed: list[DepartedPanel] = field(default_factory=list)
+    """Per repository, the pull requests that left a merge queue lately, and why."""
 
 
 def build_view(
@@ -151,11 +157,13 @@ def build_view(
         repository=chosen.repository,
         unreadable=sources.unreadable,
     )
-    queues = [
-        entry
-        for entry in sources.queues
-        if chosen.repository is None or entry.repository.lower() == chosen.repository.lower()
-    ]
+
+    def shown(repository: str) -> bool:
+        return chosen.repository is None or repository.lower() == chosen.repository.lower()
+
+    queues = [entry for entry in sources.queues if shown(entry.repository)]
+    handed = [record for record in sources.handed_over if shown(record.repository)]
+    history = {name: moves for name, moves in sources.queue_history.items() if shown(name)}
     return DashboardView(
         filter=chosen,
         since=since,
@@ -173,7 +181,8 @@ def build_view(
         scopes=[scope_row(s) for s in calibration.repositories],
         models=[model_row(m) for m in calibration.models],
         tags=flagged_tags(sources.facts, chosen.tag),
-        queues=queue_panels(queues, sources.web_url, now),
+        queues=queue_panels(queues, sources.web_url, now, history, handed),
+        departed=departed_panels(history, handed, sources.web_url),
     )
 
 

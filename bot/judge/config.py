@@ -56,6 +56,10 @@ from bot.judge.records import Tier
 ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
 ResponseFormatName = Literal["auto", "json_schema", "json_object", "prompt"]
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
+MIN_CONTEXT_TOKENS = 512
+DEFAULT_TIMEOUTS: dict[Tier, float] = {Tier.QUICK: 45.0, Tier.DEEP: 60.0, Tier.TIEBREAKER: 45.0}
+"""Seconds per call when neither JUDGE_<TIER>_TIMEOUT nor JUDGE_TIMEOUT is set: enough for
+a hosted API; a model on a laptop CPU wants more."""
 
 
 class Mode(StrEnum):
@@ -131,6 +135,10 @@ class Endpoint:
     max_chars: int
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     response_format: ResponseFormatName = "auto"
+    context_tokens: int | None = None
+    """The model's context in tokens as configured; None: ask its server
+    (bot/judge/providers/server_facts.py), else read `max_chars` as configured."""
+    temperature: float = 0.0
 
     @property
     def local(self) -> bool:
@@ -220,9 +228,12 @@ class JudgeConfig(BaseSettings):
     # Globs of the models a repository's `.github/judge.yml` may pick; empty allows any.
     allowed_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
-    quick_timeout: float = Field(default=45.0, gt=0)
-    deep_timeout: float = Field(default=60.0, gt=0)
-    tiebreaker_timeout: float = Field(default=45.0, gt=0)
+    # A tier's own timeout counts when it was set (`timeout_of`); its default otherwise
+    # gives way to JUDGE_TIMEOUT.
+    timeout: float | None = Field(default=None, gt=0)
+    quick_timeout: float = Field(default=DEFAULT_TIMEOUTS[Tier.QUICK], gt=0)
+    deep_timeout: float = Field(default=DEFAULT_TIMEOUTS[Tier.DEEP], gt=0)
+    tiebreaker_timeout: float = Field(default=DEFAULT_TIMEOUTS[Tier.TIEBREAKER], gt=0)
     wall_clock_budget: float = Field(default=180.0, gt=0)
     quick_max_chars: int = Field(default=4000, ge=200)
     deep_max_chars: int = Field(default=32000, ge=200)
@@ -231,6 +242,14 @@ class JudgeConfig(BaseSettings):
     quick_max_output_tokens: int | None = Field(default=None, ge=64)
     deep_max_output_tokens: int | None = Field(default=None, ge=64)
     tiebreaker_max_output_tokens: int | None = Field(default=None, ge=64)
+    context_tokens: int | None = Field(default=None, ge=MIN_CONTEXT_TOKENS)
+    quick_context_tokens: int | None = Field(default=None, ge=MIN_CONTEXT_TOKENS)
+    deep_context_tokens: int | None = Field(default=None, ge=MIN_CONTEXT_TOKENS)
+    tiebreaker_context_tokens: int | None = Field(default=None, ge=MIN_CONTEXT_TOKENS)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    quick_temperature: float | None = Field(default=None, ge=0, le=2)
+    deep_temperature: float | None = Field(default=None, ge=0, le=2)
+    tiebreaker_temperature: float | None = Field(default=None, ge=0, le=2)
     response_format: ResponseFormatName = "auto"
     quick_response_format: ResponseFormatName | None = None
     deep_response_format: ResponseFormatName | None = None
@@ -313,6 +332,23 @@ class JudgeConfig(BaseSettings):
         own: int | None = self._tier_value(tier, "max_output_tokens")
         return own if own is not None else self.max_output_tokens
 
+    def timeout_of(self, tier: Tier) -> float:
+        """Seconds per call: the tier's own, else JUDGE_TIMEOUT, else the tier's default."""
+        own: float = self._tier_value(tier, "timeout")
+        if f"{tier.value}_timeout" in self.model_fields_set or self.timeout is None:
+            return own
+        return self.timeout
+
+    def context_tokens_of(self, tier: Tier) -> int | None:
+        """The tier's context as configured: its own, else the global one (None: ask)."""
+        own: int | None = self._tier_value(tier, "context_tokens")
+        return own if own is not None else self.context_tokens
+
+    def temperature_of(self, tier: Tier) -> float:
+        """The tier's sampling temperature: its own, else the global one."""
+        own: float | None = self._tier_value(tier, "temperature")
+        return own if own is not None else self.temperature
+
     def response_format_of(self, tier: Tier) -> ResponseFormatName:
         """The tier's structured-output mode: its own setting, else the global one."""
         own: ResponseFormatName | None = self._tier_value(tier, "response_format")
@@ -332,6 +368,7 @@ class JudgeConfig(BaseSettings):
         family: str | None,
         tier: Tier,
         response_format: ResponseFormatName,
+        context_tokens: int | None,
     ) -> Endpoint | None:
         if provider in CLI_PROVIDERS:
             base_url, api_key = self.cli_command(provider), None
@@ -345,10 +382,12 @@ class JudgeConfig(BaseSettings):
             provider=provider,
             base_url=base_url.rstrip("/"),
             api_key=api_key,
-            timeout=self._tier_value(tier, "timeout"),
+            timeout=self.timeout_of(tier),
             max_chars=self._tier_value(tier, "max_chars"),
             max_output_tokens=self.output_tokens(tier),
             response_format=response_format,
+            context_tokens=context_tokens,
+            temperature=self.temperature_of(tier),
         )
 
     def tiers(self) -> dict[Tier, Endpoint]:
@@ -369,6 +408,7 @@ class JudgeConfig(BaseSettings):
                 family=self._tier_value(tier, "family"),
                 tier=tier,
                 response_format=self.response_format_of(tier),
+                context_tokens=self.context_tokens_of(tier),
             )
             if seat is not None:
                 out[tier] = seat
@@ -424,6 +464,7 @@ class JudgeConfig(BaseSettings):
                 family=None,
                 tier=tier,
                 response_format=self.response_format,
+                context_tokens=self.context_tokens,
             )
             if seat is not None:
                 out.append(seat)

@@ -65,6 +65,7 @@ class Cause(StrEnum):
     UNREAD = "unread"  # a watched file no judge read (binary, too long, too many files)
     CONFIG_ERROR = "config-error"
     GAVE_UP = "gave-up"  # the App kept failing to finish the judgment
+    NO_KEYS = "no-keys"  # a fork's pull request in a workflow: the judges' keys are withheld
 
 
 # Blocking mode, undetermined verdict: which causes pass. Every cause has a row (a test
@@ -85,6 +86,7 @@ UNDETERMINED_BLOCKING: Mapping[Cause, str] = {
     Cause.UNREAD: "action_required",
     Cause.CONFIG_ERROR: "action_required",
     Cause.GAVE_UP: "action_required",
+    Cause.NO_KEYS: "action_required",
 }
 
 # Causes the author could bring about or the judges never covered: in blocking mode the
@@ -118,6 +120,8 @@ NEXT_STEP: Mapping[Cause, str] = {
     Cause.CONFIG_ERROR: "fix `.github/judge.yml` on the default branch, then comment "
     "`/judge rerun`",
     Cause.GAVE_UP: "comment `/judge rerun`, or `/judge override accept|reject`",
+    Cause.NO_KEYS: "read the change and comment `/judge override accept|reject`, or "
+    "comment `/judge rerun` to judge it with the keys",
 }
 
 
@@ -150,7 +154,9 @@ def cause_of(record: VerdictRecord) -> Cause:
     # The day's calls ran out between attempts: the budget stopped the judges.
     if any(error.startswith(rounds.BUDGET_CUT) for error in errors):
         return Cause.BUDGET
-    if errors and errors[-1].startswith(rounds.UNANSWERED):
+    # Any round the judge could not answer for the change's own sake, not only the last:
+    # a later tier's outage must not turn quick's overflow into a pass.
+    if any(error.startswith(rounds.UNANSWERED) for error in errors):
         return Cause.UNANSWERED
     return cause
 

@@ -62,8 +62,8 @@ from bot.judging.config_store import load_repo_config
 from bot.judging.judge_requests import (
     JudgeInputs,
     directives_for,
+    fitted_window_budget,
     judge_requests,
-    window_budget,
 )
 from bot.judging.reactions import REACTIONS, Concluded, Judged
 from bot.judging.repo_config import (
@@ -403,7 +403,7 @@ async def judge_groups(
 ) -> list[VerdictRecord]:
     # Every request fits what the deepest judge reads whole: a long file is judged in
     # windows and a large change in batches, all of which must accept.
-    window = window_budget(engine.config)
+    window = fitted_window_budget(engine.config, await engine.tier_contexts())
     requests = judge_requests(target, config, inputs, research, window_chars=window)
     # A change of many batches and windows must not flood the providers into refusals.
     slots = asyncio.Semaphore(REQUESTS_AT_ONCE)

@@ -34,6 +34,7 @@ from bot.judging.state import (
 )
 from bot.judging.target import (
     Target,
+    is_queue_branch,
     target_from_pull_request,
     target_from_push,
 )
@@ -128,6 +129,10 @@ async def remember_grant(
 @router.register("push")
 async def on_push(event: Event, context: Context) -> None:
     if context.installation_id is None:
+        return
+    if is_queue_branch(str(event.data.get("ref") or "")):
+        # The merge queue's own branches are no author's push: the queue asks the judges
+        # for what a batch's combination changes (bot/merging/batch_review.py).
         return
     target = target_from_push(event.data, context.installation_id)
     if target is None:

@@ -52,6 +52,8 @@ class Concluded:
     verdict: str
     content: str | None = None
     records: Sequence[VerdictRecord] = ()
+    actor: str | None = None
+    """Who decided, when a person did (an override); None for the judges."""
 
 
 class VerdictReactions(Protocol):

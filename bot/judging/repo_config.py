@@ -188,6 +188,21 @@ class MergeConfig(_Section):
         description="Delete the pull request's branch after the queue merged it (branches "
         "of forks are never touched).",
     )
+    batch_size: int = Field(
+        default=1,
+        ge=1,
+        le=50,
+        description="Pull requests tested together as one batch on a queue branch "
+        "(docs/merge-queue.md). 1: one at a time; a strict branch the App may not push "
+        "to stays one at a time whatever this says.",
+    )
+    parallel_checks: int = Field(
+        default=1,
+        ge=1,
+        le=10,
+        description="Batches tested at once, each on top of the one ahead (speculative "
+        "checks). 1: one batch at a time.",
+    )
 
 
 class RepoConfig(_Section):
@@ -261,7 +276,8 @@ class RepoConfig(_Section):
     merge: MergeConfig = Field(
         default=MergeConfig(),
         description="Merge on approve: enabled, method, label, hold_label, "
-        "require_human_approval and delete_branch (docs/merge-queue.md).",
+        "require_human_approval, delete_branch, batch_size and parallel_checks "
+        "(docs/merge-queue.md).",
     )
     review: bool | None = Field(
         default=None,

@@ -146,6 +146,19 @@ def target_from_pull_request(payload: Mapping[str, Any], installation_id: int) -
     )
 
 
+# The merge queue's own branches (`judge-bot/queue/<base>/<n>`, bot/merging/queue_branch.py):
+# pushes there are the queue building a batch, never an author's.
+QUEUE_BRANCH_PREFIX = "judge-bot/queue/"
+# Where the queue puts a batch together before its queue branch exists.
+QUEUE_BUILD_PREFIX = "judge-bot/queue-build/"
+
+
+def is_queue_branch(ref: str) -> bool:
+    """Whether a branch (or `refs/heads/...` ref) is one of the merge queue's own."""
+    name = ref.removeprefix("refs/heads/")
+    return name.startswith((QUEUE_BRANCH_PREFIX, QUEUE_BUILD_PREFIX))
+
+
 def target_from_push(payload: Mapping[str, Any], installation_id: int) -> Target | None:
     """None for what is never judged: branch deletions and tag pushes."""
     if payload.get("deleted") or payload.get("after") in (None, NULL_SHA):

@@ -19,6 +19,11 @@ per line; when a file has more lines than a quarter of the room, it is not padde
 `added_lines` are renumbered to the window and the task says where the window starts
 (the engine's findings then count from the window: `JudgedFile.first_line` would mend it).
 
+When the deciding judge's model has a known context (bot/judge/engine/context_fit.py),
+the room is what that context leaves (bot/judging/judge_requests.py `WindowBudget`) and
+each file costs its fences and its line in the file list too (`fence`), so a window
+planned to be read whole is sent whole.
+
 A window's diff holds only the rows of the hunks that touch its lines, each hunk's header
 recomputed; a diff that is not unified hunks goes whole to the first window. Where the
 diff counts against the room it takes at most half of it (`DIFF_SHARE`), cut at a row,
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.judge.engine.prompts import CI_FAILING_EXCERPT, CI_LISTED, EARLIER_LIMIT
@@ -102,9 +107,11 @@ def split_group(
     max_files: int,
     room: int,
     sensitive: frozenset[str],
+    fence: Callable[[str], int] | None = None,
 ) -> list[Part]:
     """The parts of one group: batches of whole files first, then the windows of each file
-    too long for one request."""
+    too long for one request. `fence`: what a file costs besides its text (its fences and
+    its line in the file list), where the room is the judge's whole context."""
     counted = diffs_first(rubric)
     ranked = sorted(range(len(files)), key=lambda i: files[i].path not in sensitive)
     batches: list[list[int]] = []
@@ -112,14 +119,17 @@ def split_group(
     windowed: list[Part] = []
     for index in ranked:
         file = files[index]
-        cost = _whole_cost(file, diffs.get(file.path), counted)
+        around = fence(file.path) if fence is not None else 0
+        cost = _whole_cost(file, diffs.get(file.path), counted) + around
         if cost > room and not windowable(file.path):
             # Whole, though no judge reads it at once: the engine then refuses the accept
             # (partial view) rather than a window failing a parse of half a document.
             windowed.append(Part((file,), (diffs[file.path],) if file.path in diffs else ()))
             continue
         if cost > room:
-            windowed += file_windows(file, diffs.get(file.path), room=room, counted=counted)
+            windowed += file_windows(
+                file, diffs.get(file.path), room=max(1, room - around), counted=counted
+            )
             continue
         for number, batch in enumerate(batches):
             if len(batch) < max_files and used[number] + cost <= room:

@@ -16,5 +16,24 @@ judging's outcomes (`approval.on_judged`, listed in `bot/reactions.py`).
     breaker_messages  what a tripped breaker says (pure)
     merge_group       GitHub's own merge queue: what a group merges, whether it is judged
                       (pure)
+    github_queue      GitHub's merge queue and auto-merge through GraphQL (enqueue,
+                      dequeue, enable auto-merge); GitHub's refusals read as outcomes
+    github_handover   branches that require GitHub's merge queue: their rules (cached), the
+                      accepted pull requests handed over and taken out (kv `branch-rules`,
+                      `github-merge-queue`)
+    queue_estimate    time to merge and why pull requests left, from the queue's history
+                      (pure)
+    merge_metrics     what a merged pull request cost, on /metrics
+    batching          batches and speculative checks: what to build, land, split, evict
+                      or discard next (pure)
+    batch_driver      the worker's side of batches: one step for a whole queue, under the
+                      lease on its head
+    batch_checks      a batch's required checks on its tip (pure)
+    batch_review      the `judge` run on a batch's tip: no model when nothing is re-read
+    batch_files       each queued pull request's files and the base's since (kv
+                      `merge-batch-files`)
+    queue_branch      queue branches `judge-bot/queue/<base>/<n>`: a batch built from its
+                      members' judged heads, the base moved to a tested tip, what the
+                      base's protection allows
     handlers          the routers (pull_request closed, reviews, merge groups, ...)
 """

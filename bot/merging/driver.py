@@ -1,6 +1,8 @@
 """Carry out one step of a claimed queue head: fetch, decide (`step`), act, record, tell.
 
     GET the pull request ─> decide_step ─> Merge: PUT merge at the judged sha ─> after_merge
+                                             (405 "through the merge queue": handed to
+                                              GitHub's queue, `github_handover`)
                                        ├─> UpdateBranch: PUT update-branch ─> after_update
                                        └─> Wait / Drop / Escalate / MarkMerged as decided
     settle the entry (only while this worker still holds it), then tell people:
@@ -34,6 +36,7 @@ from bot.merging.branch_cleanup import (
 from bot.merging.conflicts import ChangedSide, conflict_candidates, conflict_files_text
 from bot.merging.eligibility import PullFacts, QueuedOptions
 from bot.merging.github_calls import MergeCalls
+from bot.merging.github_handover import hand_over_refused_merge
 from bot.merging.step import (
     CONFLICT_LABEL,
     Drop,
@@ -91,7 +94,10 @@ async def run_step(
     outcome: Outcome
     if isinstance(action, Merge):
         answer = await calls.merge(entry.pull_number, action.sha, action.method)
-        outcome = after_merge(entry, answer.status, answer.message, limits, clock())
+        # A branch that came to require GitHub's merge queue refuses the merge (405): the
+        # entry goes there instead of spending attempts.
+        handed = await hand_over_refused_merge(calls, storage, entry, answer, clock())
+        outcome = handed or after_merge(entry, answer.status, answer.message, limits, clock())
     elif isinstance(action, UpdateBranch):
         answer = await calls.update_branch(entry.pull_number, action.expected_head_sha)
         refused = after_update(answer.status, answer.message)
@@ -124,7 +130,7 @@ async def tell(
 ) -> None:
     """What people see on the pull request after the step."""
     if isinstance(outcome, MarkMerged):
-        note = await _delete_branch(calls, entry, pull)
+        note = await delete_merged_branch(calls, entry, pull)
         sha = entry.judged_sha or pull.head_sha
         await calls.comment(
             entry.pull_number,
@@ -145,7 +151,7 @@ async def tell(
         )
 
 
-async def _delete_branch(calls: MergeCalls, entry: MergeEntry, pull: PullFacts) -> str:
+async def delete_merged_branch(calls: MergeCalls, entry: MergeEntry, pull: PullFacts) -> str:
     """Delete the merged head branch when configured; the sentence the comment adds."""
     wanted = QueuedOptions.of(entry.options).delete_branch
     branch = branch_to_delete(wanted, pull, entry.repository, entry.base_branch)

@@ -86,11 +86,15 @@ class MergePolicy:
     hold_label: str = "judge:hold"
     require_human_approval: bool = False
     delete_branch: bool = False
+    batch_size: int = 1
+    parallel_checks: int = 1
 
     def options(self) -> dict[str, Any]:
         """What a queue entry keeps of the policy (the method is resolved separately), as
         storage keeps it; `QueuedOptions.of` reads it back."""
-        return QueuedOptions(self.label, self.hold_label, self.delete_branch).as_json()
+        return QueuedOptions(
+            self.label, self.hold_label, self.delete_branch, self.batch_size, self.parallel_checks
+        ).as_json()
 
 
 @dataclass(frozen=True)
@@ -102,12 +106,17 @@ class QueuedOptions:
     label: str | None = None
     hold_label: str | None = None
     delete_branch: bool = False
+    batch_size: int = 1
+    parallel_checks: int = 1
+    """`merge.batch_size` and `merge.parallel_checks`; the queue's head's decide."""
 
     def as_json(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "hold_label": self.hold_label,
             "delete_branch": self.delete_branch,
+            "batch_size": self.batch_size,
+            "parallel_checks": self.parallel_checks,
         }
 
     @classmethod
@@ -117,7 +126,14 @@ class QueuedOptions:
             label=label if isinstance(label, str) else None,
             hold_label=hold if isinstance(hold, str) else None,
             delete_branch=bool(stored.get("delete_branch")),
+            batch_size=_count(stored.get("batch_size")),
+            parallel_checks=_count(stored.get("parallel_checks")),
         )
+
+
+def _count(value: Any) -> int:
+    """A stored count; anything but a positive whole number (older rows) reads as 1."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def merge_policy(config: MergeConfig | None, installation_default: bool) -> MergePolicy:
@@ -133,6 +149,8 @@ def merge_policy(config: MergeConfig | None, installation_default: bool) -> Merg
         hold_label=config.hold_label,
         require_human_approval=config.require_human_approval,
         delete_branch=config.delete_branch,
+        batch_size=config.batch_size,
+        parallel_checks=config.parallel_checks,
     )
 
 

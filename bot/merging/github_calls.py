@@ -81,6 +81,16 @@ class MergeCalls(RepoGateway):
         answer = await self.client.getitem("/repos/{owner}/{repo}", self._vars())
         return first_allowed_method(dict(answer))
 
+    async def branch_rules(self, branch: str) -> list[dict[str, Any]]:
+        """Every active rule GitHub applies to `branch`, whatever ruleset it comes from."""
+        return [
+            dict(item)
+            async for item in self.client.getiter(
+                "/repos/{owner}/{repo}/rules/branches/{branch}{?per_page}",
+                self._vars(branch=branch, per_page=100),
+            )
+        ]
+
     async def reviews(self, number: int) -> list[dict[str, Any]]:
         return [
             dict(item)

@@ -1,16 +1,22 @@
 """Merge queue events: what GitHub tells us that moves a pull request in or out of its
 queue, or makes a waiting head worth another look.
 
-    pull_request closed ─────────────── leaves (merged at the judged sha: recorded merged)
+    pull_request closed ─────────────── leaves (merged at the judged sha: recorded merged,
+                                        counted on /metrics)
     pull_request converted_to_draft ─── leaves
     pull_request edited (base changed) ─ leaves;  edited otherwise ─> nudge
     pull_request synchronize ────────── leaves, unless the queue moved the head itself
+    pull_request dequeued ───────────── GitHub's merge queue took it out: why, recorded
+    (GitHub's merge queue: "leaves" is `dequeuePullRequest`, `github_handover`)
     pull_request labeled/unlabeled ──── hold label or merge label: admit again (enter/leave)
     pull_request_review submitted/dismissed ── admit again (human approval), nudge
     check_suite / check_run completed, status, push ── nudge the repository's queues
+        (and try again the take-outs GitHub's queue refused while a group held them)
     merge_group checks_requested ── the `judge` run on the group's head (`merge_group`):
-        its pull requests' accepts carried over, or the group's change judged
-    merge_group destroyed ─────────── forget the group's sha, unless it was merged
+        its pull requests' accepts carried over, the group failed for a rejected one, or
+        the group's change judged; its pull requests remembered (`group_runs`)
+    merge_group destroyed ─────────── forget the group's sha, unless it was merged; retry
+        the refused take-outs (the group no longer locks them)
 
 A nudge makes the pending heads due now (a head being stepped: once its step settles)
 and rings the worker (`worker`); the retry
@@ -33,6 +39,7 @@ from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
 from bot.judging.flow import config_or_none, judge_target
+from bot.judging.repo_config import RepoConfig
 from bot.judging.run_handle import (
     Abandoned,
     RunHandle,
@@ -43,19 +50,34 @@ from bot.judging.run_handle import (
 from bot.judging.run_notices import render_nothing_to_judge
 from bot.judging.state import load_state, state_key
 from bot.judging.target import Target, task_ref
-from bot.merging.approval import admit, queue_key
+from bot.merging.approval import admit_pull, queue_key
 from bot.merging.eligibility import PullFacts, is_approval, merge_policy, pull_outcome
 from bot.merging.github_calls import MergeCalls
+from bot.merging.github_handover import (
+    HandedOver,
+    HandoverState,
+    forget_group,
+    handed_over,
+    leaves,
+    mark_left,
+    mark_merged,
+    pending_take_outs,
+    prune,
+    remember_group,
+    take_out,
+)
 from bot.merging.merge_group import (
     GroupPlan,
     GroupPull,
     decide_group,
+    fail_summary,
     judge_reason,
     merged_heads,
     pass_summary,
     pull_with_head,
     queued_pulls,
 )
+from bot.merging.merge_metrics import observe_merge
 from bot.storage.base import MergeStatus
 
 log = logging.getLogger(__name__)
@@ -68,7 +90,24 @@ def _sender(data: dict[str, Any]) -> str:
     return str((data.get("sender") or {}).get("login") or "github")
 
 
+async def _leave_github(
+    context: Context, data: dict[str, Any], reason: str, sha: str | None = None
+) -> HandedOver | None:
+    """Out of GitHub's merge queue (`github_handover.leaves` says when); the record as it
+    was, or None when it was not there."""
+    repository = str(data["repository"]["full_name"])
+    record = await handed_over(context.storage, repository, int(data["pull_request"]["number"]))
+    if not leaves(record, sha) or context.installation_id is None:
+        return None
+    assert record is not None
+    client = await context.services.github.installation_client(context.installation_id)
+    await take_out(context.storage, client, record, reason, context.clock())
+    return record
+
+
 async def _leave(context: Context, data: dict[str, Any], status: MergeStatus, reason: str) -> None:
+    if status is not MergeStatus.MERGED:
+        await _leave_github(context, data, reason)
     pull = data["pull_request"]
     ended = await context.storage.leave_merge_queue(
         queue_key(str(data["repository"]["full_name"])),
@@ -96,14 +135,53 @@ async def _nudge(context: Context, data: dict[str, Any], pull_number: int | None
 @router.register("pull_request", action="closed")
 async def on_closed(event: Event, context: Context) -> None:
     pull = PullFacts.from_json(event.data["pull_request"])
-    repository = queue_key(str(event.data["repository"]["full_name"]))
+    full_name = str(event.data["repository"]["full_name"])
+    repository = queue_key(full_name)
+    if pull.merged and await _merged_by_github_queue(context, full_name, pull):
+        return
     active = await context.storage.active_merge(repository, pull.number)
     if active is None:
+        if pull.merged:
+            await _count_app_merge(context, full_name, pull)
+        else:
+            await _leave_github(context, event.data, "closed")
         return
     if pull.merged and pull.head_sha == active.judged_sha:
         await _leave(context, event.data, MergeStatus.MERGED, "merged at the judged commit")
+        await observe_merge(context, full_name, pull.number, "app", active.enqueued_at)
     else:
         await _leave(context, event.data, MergeStatus.DROPPED, "closed")
+
+
+async def _merged_by_github_queue(context: Context, full_name: str, pull: PullFacts) -> bool:
+    """GitHub's merge queue merged what the App handed it, at the judged head. A record
+    already marked left counts too: GitHub's `dequeued` for the merge may come first, its
+    reason saying nothing the App should guess from."""
+    record = await handed_over(context.storage, full_name, pull.number)
+    if record is None or record.state is HandoverState.MERGED or record.sha != pull.head_sha:
+        return False
+    await mark_merged(context.storage, record, context.clock())
+    await observe_merge(context, full_name, pull.number, "github", record.enqueued_at)
+    return True
+
+
+async def _count_app_merge(context: Context, full_name: str, pull: PullFacts) -> None:
+    """The queue's worker records its merge before GitHub's `closed` arrives: counted here,
+    once per delivery, when the pull request's last move was that merge at this head."""
+    events = await context.storage.list_merge_events(queue_key(full_name), pull.number)
+    if not events or events[-1].to_status is not MergeStatus.MERGED:
+        return
+    if events[-1].judged_sha != pull.head_sha:
+        return
+    entered = next(
+        (
+            e.at
+            for e in reversed(events)
+            if e.entry_id == events[-1].entry_id and e.from_status is None
+        ),
+        events[-1].at,
+    )
+    await observe_merge(context, full_name, pull.number, "app", entered)
 
 
 @router.register("pull_request", action="converted_to_draft")
@@ -138,6 +216,38 @@ async def on_push_to_pull(event: Event, context: Context) -> None:
     await _leave(context, event.data, MergeStatus.DROPPED, "new commits pushed")
 
 
+@router.register("pull_request", action="synchronize")
+async def on_push_to_github_queued(event: Event, context: Context) -> None:
+    """A new head takes the pull request out of GitHub's queue (GitHub does so too; the
+    record then says why), unless the queued head is the pull request's head now. The
+    live head decides, not the event's `after`: a late or redelivered `synchronize` for an
+    older head must not take out a newer head the judges accepted since."""
+    data = event.data
+    repository = str(data["repository"]["full_name"])
+    record = await handed_over(context.storage, repository, int(data["pull_request"]["number"]))
+    if record is None or record.state is not HandoverState.QUEUED or not context.installation_id:
+        return
+    client = await context.services.github.installation_client(context.installation_id)
+    live = await MergeCalls(client, repository).pull(record.pull_number)
+    await _leave_github(context, data, "new commits pushed", str(live["head"]["sha"]))
+
+
+@router.register("pull_request", action="dequeued")
+async def on_dequeued(event: Event, context: Context) -> None:
+    """GitHub's merge queue took the pull request out (a failing group, a person, a
+    push): the reason GitHub gives is what the dashboard shows."""
+    data = event.data
+    record = await handed_over(
+        context.storage, str(data["repository"]["full_name"]), int(data["pull_request"]["number"])
+    )
+    if record is None or record.state is not HandoverState.QUEUED:
+        return
+    if (data.get("pull_request") or {}).get("merged"):
+        return  # merged: `closed` says so, and counts it
+    reason = str(data.get("reason") or "removed").replace("_", " ").lower()
+    await mark_left(context.storage, record, f"GitHub's merge queue: {reason}", context.clock())
+
+
 def _concerns_admission(event: Event, hold_label: str, merge_label: str | None) -> bool:
     """Only the hold label and the merge label move a pull request in or out: the queue's
     own escalation labels must not let it back in."""
@@ -165,6 +275,15 @@ async def _could_move(context: Context, data: dict[str, Any]) -> bool:
     return bool(head_sha) and await _accepted_at(context, repository, number, head_sha)
 
 
+async def _held_out_of_github(context: Context, event: Event, hold_label: str) -> None:
+    """The hold label takes a pull request out of GitHub's queue even when merging was
+    turned off (or judge.yml broke) after the App handed it over: nothing else would."""
+    label = str((event.data.get("label") or {}).get("name") or "")
+    labeled = event.event == "pull_request" and event.data.get("action") == "labeled"
+    if labeled and label.casefold() == hold_label.casefold():
+        await _leave_github(context, event.data, f"held by the `{hold_label}` label")
+
+
 @router.register("pull_request", action="labeled")
 @router.register("pull_request", action="unlabeled")
 @router.register("pull_request_review", action="submitted")
@@ -181,28 +300,33 @@ async def on_admission_change(event: Event, context: Context) -> None:
     client = await context.services.github.installation_client(context.installation_id)
     gateway = MergeCalls(client, str(repository["full_name"]))
     try:
-        config = await load_repo_config(
+        config: RepoConfig | None = await load_repo_config(
             gateway,
             context.storage,
             str(repository.get("default_branch") or "main"),
             context.clock(),
         )
     except RepoConfigError:
-        return
-    policy = merge_policy(config.merge, context.services.merge.merge_on_approve)
+        config = None  # merging is off (`merge_policy`), the hold label still holds
+    policy = merge_policy(
+        None if config is None else config.merge, context.services.merge.merge_on_approve
+    )
+    if not policy.enabled:
+        await _held_out_of_github(context, event, policy.hold_label)
     if not policy.enabled or not _concerns_admission(event, policy.hold_label, policy.label):
         await _nudge(context, data, int(data["pull_request"]["number"]))
         return
     if event.event == "pull_request_review" and not policy.require_human_approval:
         await _nudge(context, data, int(data["pull_request"]["number"]))
         return
-    pull = PullFacts.from_json(await gateway.pull(int(data["pull_request"]["number"])))
+    raw = await gateway.pull(int(data["pull_request"]["number"]))
+    pull = PullFacts.from_json(raw)
     accepted = await _accepted_at(context, gateway.full_name, pull.number, pull.head_sha)
-    await admit(
+    await admit_pull(
         context,
         gateway,
         policy,
-        pull,
+        raw,
         accepted_sha=pull.head_sha if accepted else None,
         actor=_sender(data),
     )
@@ -214,8 +338,24 @@ async def on_admission_change(event: Event, context: Context) -> None:
 @router.register("status")
 @router.register("push")
 async def on_github_change(event: Event, context: Context) -> None:
-    """Checks finished or a branch moved: waiting heads may be mergeable now."""
+    """Checks finished or a branch moved: waiting heads may be mergeable now, and a merge
+    group that held a refused take-out may be done with it."""
     await _nudge(context, event.data)
+    await _retry_take_outs(context, event.data)
+
+
+async def _retry_take_outs(context: Context, data: dict[str, Any]) -> None:
+    """The take-outs GitHub's queue refused (a group being tested locked the entry), tried
+    again; they stay pending while GitHub still refuses."""
+    repository = str((data.get("repository") or {}).get("full_name") or "")
+    if not repository or context.installation_id is None:
+        return
+    pending = await pending_take_outs(context.storage, repository)
+    if not pending:
+        return
+    client = await context.services.github.installation_client(context.installation_id)
+    for record in pending:
+        await take_out(context.storage, client, record, record.pending_out, context.clock())
 
 
 # -- GitHub's merge queue -------------------------------------------------------------
@@ -303,8 +443,16 @@ async def on_merge_group(event: Event, context: Context) -> None:
         await judge_target(target, context, owner=context.delivery.delivery_id)
         return
     pulls = await _group_pulls(context, gateway, group, change.parents)
+    members = [(p.number, p.head_sha) for p in pulls]
+    await remember_group(
+        context.storage, target.repository, target.head_sha, members, context.clock()
+    )
     decision = decide_group(config, pulls, change.files, change.blobs, complete=change.complete)
-    if decision.plan is GroupPlan.PASS:
+    if decision.plan is GroupPlan.FAIL:
+        title, summary = fail_summary(pulls, decision.rejected, target.head_sha)
+        output = finish_output(CheckRunOutput(conclusion="failure", title=title, summary=summary))
+        await _complete_without_judges(context, gateway, target, output, "reject")
+    elif decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
         await _complete_without_judges(context, gateway, target, output, "accept")
@@ -324,9 +472,13 @@ async def on_merge_group(event: Event, context: Context) -> None:
 @router.register("merge_group", action="destroyed")
 async def on_merge_group_destroyed(event: Event, context: Context) -> None:
     """A group that was merged is the base branch's new commit: its run and verdict stay,
-    so the push of that commit is not judged again. Any other group's commit is gone."""
+    so the push of that commit is not judged again. Any other group's commit is gone.
+    Either way the group no longer holds its pull requests: refused take-outs go again."""
+    repository = str(event.data["repository"]["full_name"])
+    head = str(event.data["merge_group"]["head_sha"])
+    await forget_group(context.storage, repository, head)
+    await prune(context.storage, repository, context.clock())
+    await _retry_take_outs(context, event.data)
     if event.data.get("reason") == "merged":
         return
-    repository = str(event.data["repository"]["full_name"])
-    key = state_key(repository, str(event.data["merge_group"]["head_sha"]))
-    await forget_sha(context.storage, key)
+    await forget_sha(context.storage, state_key(repository, head))

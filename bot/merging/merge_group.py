@@ -19,6 +19,10 @@ judges when it is, blob for blob, the content an accepted pull request has at it
     the group changes no watched file (but not every pull request was accepted) ─> NOTHING
     anything else (an unaccepted pull request, a watched change besides theirs,
     a file two of them changed, merged into content no judge read) ─────────────> JUDGE
+
+A pull request rejected at the head the group merges (by the judges or by a person's
+override) fails the group outright, before anything above: judging the group again could
+overturn a person's reject with a fresh accept.                     ─────────────> FAIL
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class GroupPlan(enum.StrEnum):
     PASS = "pass"
     NOTHING = "nothing"
     JUDGE = "judge"
+    FAIL = "fail"
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class GroupDecision:
     """Pull requests not accepted at their head."""
     extra: tuple[str, ...] = ()
     """Watched paths whose content at the group's head no accepted pull request has."""
+    rejected: tuple[int, ...] = ()
+    """Pull requests rejected at the head the group merges (FAIL)."""
 
 
 def queued_pulls(head_ref: str) -> tuple[int, ...]:
@@ -112,6 +119,7 @@ def watched_paths(config: RepoConfig, changed: Sequence[ChangedPath]) -> frozens
 
 
 _UNKNOWN = object()
+REJECT = "reject"
 
 
 def _carried(path: str, group_blobs: Mapping[str, str | None], pull: GroupPull) -> bool:
@@ -131,6 +139,9 @@ def decide_group(
     `complete`: GitHub listed every file and commit of the group; when it may have cut
     them, what it left out is unknown, so the group is judged (never passed on the pull
     requests' verdicts, never "nothing to judge")."""
+    rejected = tuple(p.number for p in pulls if p.verdict == REJECT)
+    if rejected:
+        return GroupDecision(GroupPlan.FAIL, rejected=rejected)
     unaccepted = tuple(p.number for p in pulls if not p.accepted)
     group_watched = watched_paths(config, group_changed)
     judged = [p for p in pulls if p.accepted]
@@ -177,3 +188,22 @@ def judge_reason(decision: GroupDecision) -> str:
     if decision.extra:
         parts.append(f"content no accepted pull request has: {', '.join(decision.extra)}")
     return "; ".join(parts) or "no pull request of the group was found"
+
+
+def fail_summary(
+    pulls: Sequence[GroupPull], rejected: Sequence[int], head_sha: str
+) -> tuple[str, str]:
+    """(title, summary) of a group failed because a pull request in it was rejected at the
+    head the group merges: GitHub's queue drops the group."""
+    lines = [
+        "## Verdict: reject",
+        f"Merge group {code(short_sha(head_sha))} merges a pull request rejected at that "
+        "head (by the judges or by a person's override); the group is not judged again.",
+        "",
+    ]
+    lines += [
+        f"- #{p.number}: **{p.verdict or 'not judged'}** at {code(short_sha(p.head_sha))}"
+        for p in pulls
+    ]
+    numbers = ", ".join(f"#{n}" for n in rejected)
+    return f"reject · {numbers} rejected at the merged head", "\n".join(lines)

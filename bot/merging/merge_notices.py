@@ -17,13 +17,63 @@ def ordinal_position(position: int) -> str:
     return "next" if position == 1 else f"position {position}"
 
 
-def queue_line(base: str, position: int) -> str:
-    """The line in the `judge` check run's summary when the accept put it in a queue."""
+def queue_line(base: str, position: int, eta: str = "", batch: object = None) -> str:
+    """The line in the `judge` check run's summary when the accept put it in a queue.
+    `eta`: `queue_estimate.describe`'s words, "" to say nothing; `batch`: the batch the
+    entry is tested in, when it is in one."""
+    notes = []
+    if batch is not None:
+        notes.append(f"in batch {batch}")
+    if eta:
+        notes.append(f"merged in {eta}")
+    extra = f" ({'; '.join(notes)})" if notes else ""
     return app_line(
-        f"Merge queue: {ordinal_position(position)} for {code(base)}. It is merged at this "
-        "commit once GitHub allows it (required checks and reviews still apply).",
+        f"Merge queue: {ordinal_position(position)} for {code(base)}{extra}. It is merged at "
+        "this commit once GitHub allows it (required checks and reviews still apply).",
         _LINE,
     )
+
+
+def github_queue_line(base: str, position: int | None, eta: str = "") -> str:
+    """The `judge` run's line when the accept handed the pull request to GitHub's queue."""
+    notes = [] if position is None else [ordinal_position(position)]
+    if eta:
+        notes.append(f"merged in {eta}")
+    extra = f" ({', '.join(notes)})" if notes else ""
+    return app_line(
+        f"Merge queue: handed to GitHub's merge queue for {code(base)}{extra}, at this "
+        "commit. A new push or a verdict other than accept takes it out.",
+        _LINE,
+    )
+
+
+def github_refused_line(base: str, message: str) -> str:
+    return app_line(
+        f"Merge queue: GitHub's merge queue for {code(base)} did not take it: {message}",
+        _LINE,
+    )
+
+
+def entered_github(base: str, sha: str, position: int | None, hold_label: str) -> str:
+    """The comment when the pull request was handed to GitHub's merge queue."""
+    place = "" if position is None else f" ({ordinal_position(position)})"
+    text = (
+        f"Accepted at {short_sha(sha)}: handed to GitHub's merge queue for {code(base)}"
+        f"{place}. GitHub merges it with the queue's own method once the merge group's "
+        f"required checks pass. It leaves the queue on a new push, a verdict other than "
+        f"accept, the {code(hold_label)} label, closing or conversion to draft."
+    )
+    return finish(app_line(text, _LINE), COMMENT_LIMIT)
+
+
+def refused_by_github(base: str, sha: str, message: str) -> str:
+    """GitHub's merge queue would not take an accepted pull request."""
+    text = (
+        f"**[Merge-Failed]** Accepted at {short_sha(sha)}, but GitHub's merge queue for "
+        f"{code(base)} did not take it: {app_line(message, _LINE)}. Fix what GitHub names; "
+        "a new push that is accepted, or a `/judge rerun`, hands it over again."
+    )
+    return finish(text, COMMENT_LIMIT)
 
 
 def entered(base: str, position: int, sha: str, method: str, hold_label: str) -> str:

@@ -7,7 +7,9 @@ that runs out), never longer than the retry delay, so work another replica left 
 is found too. An event that lands while a head is being stepped is kept by storage, and
 the step's settle leaves that head due at once: a round that claimed anything is
 followed by another claim straight away. Claims are leases in storage: several replicas
-share the queues, one merge in flight per queue.
+share the queues, one merge in flight per queue. A queue that asks for batches
+(`merge.batch_size` or `merge.parallel_checks` above 1) is stepped as a whole by the
+worker holding its head (`batch_driver`).
 
 `merge_queue_ctx` is the aiohttp cleanup context the app installs; a second one on the
 same hub (installed twice) starts nothing.
@@ -27,6 +29,7 @@ from datetime import datetime
 from aiohttp import web
 
 from bot.github.client import RateLimited
+from bot.merging.batch_driver import run_batch_step, wants_batches
 from bot.merging.driver import run_step
 from bot.services import ServiceHub
 from bot.settings.merge import MergeSettings, default_merge_settings
@@ -76,7 +79,10 @@ class MergeQueueWorker:
 
     async def step(self, entry: MergeEntry) -> None:
         try:
-            await run_step(entry, self.hub.services, self.storage, self.clock, self.worker_id)
+            if wants_batches(entry) or await self._has_batches(entry):
+                await run_batch_step(entry, self.hub, self.storage, self.clock, self.worker_id)
+            else:
+                await run_step(entry, self.hub.services, self.storage, self.clock, self.worker_id)
         except Exception as exc:  # one entry's failure must not stop the loop
             until = self.clock() + self.settings.retry_delay
             if isinstance(exc, RateLimited):
@@ -97,6 +103,11 @@ class MergeQueueWorker:
                 next_attempt_at=until,
             )
             await self.storage.settle_merge(entry.id, self.worker_id, settle, self.clock())
+
+    async def _has_batches(self, entry: MergeEntry) -> bool:
+        """Batches in flight although the head asks for none (the setting was lowered):
+        the batch step ends them before the queue goes on one at a time."""
+        return bool(await self.storage.merge_batches(entry.repository, entry.base_branch))
 
     async def seconds_to_wait(self) -> float:
         cap = self.settings.merge_queue_retry_delay_ms / 1000 if self.hub.ready else IDLE_SECONDS

@@ -96,7 +96,7 @@ def failed_attempt(
     )
 
 
-def _gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
+def gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
     """The pull request no longer belongs in this queue."""
     if pull.merged:
         if entry.judged_sha is not None and pull.head_sha == entry.judged_sha:
@@ -120,9 +120,9 @@ def _gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
 
 def decide_step(entry: MergeEntry, pull: PullFacts, limits: MergeLimits, now: datetime) -> Action:
     """What to do with the queue's head now (see the module docstring)."""
-    gone = _gone(entry, pull)
-    if gone is not None:
-        return gone
+    left = gone(entry, pull)
+    if left is not None:
+        return left
     if entry.judged_sha is None:
         return Wait(
             "waiting for the judgment of the updated branch",

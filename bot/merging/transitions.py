@@ -11,6 +11,8 @@ stateDiagram-v2
     processing --> escalated: conflict, or attempts used up (label + comment)
     pending --> pending: approved again (same place, new judgment)
     pending --> dropped: new push, non-accept, hold label, closed, draft, base changed
+    pending --> merged: landed with its batch (batch_driver), or merged seen on GitHub
+    pending --> dropped: evicted from a failed batch, a conflict building one
     merged --> [*]
     dropped --> [*]
     escalated --> [*]

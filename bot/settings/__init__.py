@@ -257,9 +257,15 @@ class Settings(DatabaseSettings):
     delivery_retention_days: Annotated[float, Field(ge=0)] = Field(
         default=30.0, alias="JUDGE_DELIVERY_RETENTION_DAYS"
     )
-    # How often each judge tier's model is looked up in its provider's model list; 0: never.
+    # How often each judge tier's model is looked up in its provider's model list (a free
+    # lookup, no judgment); 0: never.
     self_check_interval_seconds: Annotated[float, Field(ge=0)] = Field(
         default=3600.0, alias="JUDGE_SELF_CHECK_INTERVAL_SECONDS"
+    )
+    # How often every tier and alternate is sent one tiny judgment for the doctor's facts on
+    # `/` and /healthz?detail=1 (also at start). Paid, and every replica probes: 0: never.
+    probe_interval_seconds: Annotated[float, Field(ge=0)] = Field(
+        default=3600.0, alias="JUDGE_PROBE_INTERVAL_SECONDS"
     )
     # How often the calibration KPI gauges on /metrics are computed again; 0: never.
     kpi_refresh_seconds: Annotated[float, Field(ge=0)] = Field(

@@ -115,6 +115,27 @@ class MergeStatus(enum.StrEnum):
     ESCALATED = "escalated"
 
 
+class MergePriority(enum.StrEnum):
+    """Where an entry goes in its queue (`/judge merge --priority`, from someone entitled
+    to override): urgent first, then high, then normal, each in the order they came."""
+
+    NORMAL = "normal"
+    HIGH = "high"
+    URGENT = "urgent"
+
+    @property
+    def rank(self) -> int:
+        """The stored, ordered value: higher goes first."""
+        return _PRIORITY_ORDER.index(self)
+
+    @classmethod
+    def of_rank(cls, rank: int) -> MergePriority:
+        return _PRIORITY_ORDER[min(max(rank, 0), len(_PRIORITY_ORDER) - 1)]
+
+
+_PRIORITY_ORDER: Final = (MergePriority.NORMAL, MergePriority.HIGH, MergePriority.URGENT)
+
+
 @dataclass(frozen=True, slots=True)
 class NewMergeEntry:
     """An approved pull request entering the queue of its base branch.
@@ -158,6 +179,97 @@ class MergeEntry:
     lease_expires_at: datetime | None
     updated_at: datetime
     reason: str
+    priority: MergePriority = MergePriority.NORMAL
+    priority_by: str | None = None
+    """Who set the priority (a login), and when; None while nobody has."""
+    priority_at: datetime | None = None
+    batch: int | None = None
+    """The batch (`MergeBatch.id`) the entry is being tested in; None while in none."""
+
+
+class BatchState(enum.StrEnum):
+    """A batch of the App's queue: `building` its queue branch, `testing` (CI and the
+    judges on its tip), then `landed`, `failed` (split or culprit evicted) or `discarded`
+    (the base moved, a member left, restarted for an urgent one)."""
+
+    BUILDING = "building"
+    TESTING = "testing"
+    LANDED = "landed"
+    FAILED = "failed"
+    DISCARDED = "discarded"
+
+
+class CheckResult(enum.StrEnum):
+    PENDING = "pending"
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueLease:
+    """Who acts for a queue: the worker holding the lease on its head entry. Batch writes
+    made under a lease that ran out or passed to another worker change nothing."""
+
+    head_id: int
+    worker_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewMergeBatch:
+    """A batch about to be built: `members` (pull number, judged sha) merged in this order
+    on `built_on`; `review_files` what the judges must re-read at its tip."""
+
+    repository: str
+    base_branch: str
+    members: tuple[tuple[int, str], ...]
+    built_on: str
+    review_files: tuple[str, ...] = ()
+    split_from: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchFailure:
+    """Which check failed on a batch's tip, where to read about it, the files it names."""
+
+    check: str
+    detail: str = ""
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MergeBatch:
+    id: int
+    repository: str
+    base_branch: str
+    members: tuple[tuple[int, str], ...]
+    built_on: str
+    tip: str
+    review_files: tuple[str, ...]
+    split_from: int | None
+    state: BatchState
+    ci: CheckResult
+    review: CheckResult
+    failure: BatchFailure | None
+    reason: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        return tuple(number for number, _ in self.members)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchUpdate:
+    """What a step learned of a batch; None leaves a field as it is. A final `state`
+    (landed, failed, discarded) takes the batch off its members' entries."""
+
+    state: BatchState | None = None
+    tip: str | None = None
+    ci: CheckResult | None = None
+    review: CheckResult | None = None
+    failure: BatchFailure | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,8 +544,37 @@ class Storage(Protocol):
         request's) are due now and marked nudged; a processing one keeps the nudge for its
         step's settle. Returns how many entries it reached, of either status."""
 
+    async def set_merge_priority(
+        self,
+        repository: str,
+        pull_number: int,
+        priority: MergePriority,
+        *,
+        actor: str,
+        now: datetime,
+    ) -> MergeEntry | None:
+        """The pull request's active entry takes `priority`, recorded with who and when
+        (and as a transition); None when it has no active entry. A processing head stays
+        the head: priority orders the entries waiting behind it."""
+
     async def next_merge_due(self) -> datetime | None:
         """When the earliest queue head becomes claimable (due, or its lease ends)."""
+
+    # -- batches of the App's queue (written only under the queue head's lease) ------
+    async def open_merge_batch(
+        self, batch: NewMergeBatch, lease: QueueLease, now: datetime
+    ) -> MergeBatch | None:
+        """A new batch in state `building`, its members' active entries marked with it;
+        None (nothing written) when `lease` no longer holds."""
+
+    async def update_merge_batch(
+        self, batch_id: int, update: BatchUpdate, lease: QueueLease, now: datetime
+    ) -> bool:
+        """Record what a step learned of a batch; False (nothing written) when `lease` no
+        longer holds or the batch already ended."""
+
+    async def merge_batches(self, repository: str, base_branch: str) -> list[MergeBatch]:
+        """The queue's batches in flight (building or testing), front first."""
 
     async def list_merge_events(
         self, repository: str, pull_number: int | None = None

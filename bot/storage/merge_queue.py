@@ -12,20 +12,34 @@ from datetime import datetime
 from typing import Any, Final
 
 from bot.storage._codec import dump_json
-from bot.storage.base import MergeEntry, MergeEvent, MergeSettle, MergeStatus, NewMergeEntry
-from bot.storage.sql import Executor, Row, Sql, SqlStore, Values
+from bot.storage.base import (
+    MergeEntry,
+    MergeEvent,
+    MergePriority,
+    MergeSettle,
+    MergeStatus,
+    NewMergeEntry,
+)
+from bot.storage.merge_queue_batches import MergeQueueBatches
+from bot.storage.sql import Executor, Row, Sql, Values
 
 COLUMNS: Final = (
     "id, repository, base_branch, pull_number, installation_id, judged_sha, judgment_version,"
     " status, method, options, attempts, prechecks, nudged, updating_from, enqueued_at,"
-    " next_attempt_at, lease_owner, lease_expires_at, updated_at, reason"
+    " next_attempt_at, lease_owner, lease_expires_at, updated_at, reason, priority,"
+    " priority_by, priority_at, batch"
 )
 ACTIVE: Final = "status IN ('pending', 'processing')"
-# A queue's head: its oldest active entry (of the row named q). Only heads are claimed or
-# waited for.
+# Queue order: an entry being worked on first (so a priority set meanwhile never puts a
+# second one in flight), then by priority, then the oldest.
+HEAD_ORDER: Final = "CASE WHEN status = 'processing' THEN 0 ELSE 1 END, priority DESC, id"
+# A queue's head: its first active entry in that order (of the row named q). Only heads
+# are claimed or waited for.
 IS_HEAD: Final = (
-    "id = (SELECT MIN(h.id) FROM merge_queue h WHERE h.repository = q.repository"
-    " AND h.base_branch = q.base_branch AND h.status IN ('pending', 'processing'))"
+    "id = (SELECT h.id FROM merge_queue h WHERE h.repository = q.repository"
+    " AND h.base_branch = q.base_branch AND h.status IN ('pending', 'processing')"
+    " ORDER BY CASE WHEN h.status = 'processing' THEN 0 ELSE 1 END, h.priority DESC, h.id"
+    " LIMIT 1)"
 )
 _EVENT_COLUMNS: Final = (
     "seq, entry_id, repository, pull_number, judged_sha, from_status, to_status, actor, reason, at"
@@ -55,12 +69,17 @@ REAPPROVE_ENTRY: Final = Sql(
 )
 QUEUE: Final = Sql(
     f"SELECT {COLUMNS} FROM merge_queue WHERE repository = :repository"
-    f" AND base_branch = :base_branch AND {ACTIVE} ORDER BY id"
+    f" AND base_branch = :base_branch AND {ACTIVE} ORDER BY {HEAD_ORDER}"
 )
 LIST_ACTIVE: Final = Sql(
-    f"SELECT {COLUMNS} FROM merge_queue WHERE {ACTIVE} ORDER BY repository, base_branch, id",
+    f"SELECT {COLUMNS} FROM merge_queue WHERE {ACTIVE}"
+    f" ORDER BY repository, base_branch, {HEAD_ORDER}",
     postgres=f"SELECT {COLUMNS} FROM merge_queue WHERE {ACTIVE}"
-    ' ORDER BY repository COLLATE "C", base_branch COLLATE "C", id',
+    f' ORDER BY repository COLLATE "C", base_branch COLLATE "C", {HEAD_ORDER}',
+)
+SET_PRIORITY: Final = Sql(
+    "UPDATE merge_queue SET priority = :priority, priority_by = :actor,"
+    f" priority_at = :now, updated_at = :now WHERE id = :id RETURNING {COLUMNS}"
 )
 # Claims clear `nudged_at`, so at a settle it says GitHub reported a change while the step
 # ran on what it had read before: an entry left waiting is due at once, as a nudged one.
@@ -140,6 +159,10 @@ def entry_of(db: Values, row: Row) -> MergeEntry:
         lease_expires_at=db.optional_time_of(row[17]),
         updated_at=db.time_of(row[18]),
         reason=row[19],
+        priority=MergePriority.of_rank(int(row[20])),
+        priority_by=row[21],
+        priority_at=db.optional_time_of(row[22]),
+        batch=row[23],
     )
 
 
@@ -188,9 +211,9 @@ async def _active(
     return None if row is None else entry_of(db, row)
 
 
-class MergeQueue(SqlStore):
+class MergeQueue(MergeQueueBatches):
     """The `Storage` merge-queue methods on `merge_queue` and `merge_events`, but for
-    claiming heads."""
+    claiming heads; batches (`merge_queue_batches`)."""
 
     async def enqueue_merge(
         self, entry: NewMergeEntry, *, actor: str, reason: str, now: datetime
@@ -310,6 +333,29 @@ class MergeQueue(SqlStore):
         return await self._sql.run(
             NUDGE_PULL, now=at, repository=repository, pull_number=pull_number
         )
+
+    async def set_merge_priority(
+        self,
+        repository: str,
+        pull_number: int,
+        priority: MergePriority,
+        *,
+        actor: str,
+        now: datetime,
+    ) -> MergeEntry | None:
+        at = self._values.time(now)
+        async with self._transaction() as db:
+            current = await _active(db, LOCK_ACTIVE, repository, pull_number)
+            if current is None:
+                return None
+            row = await db.row(
+                SET_PRIORITY, priority=priority.rank, actor=actor, now=at, id=current.id
+            )
+            assert row is not None
+            stored = entry_of(db, row)
+            reason = f"priority {priority.value}, set by @{actor}"
+            await record(db, stored, current.status, actor, reason, at)
+        return stored
 
     async def next_merge_due(self) -> datetime | None:
         db = self._sql

@@ -183,6 +183,47 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
         ),
     ),
     (6, (BODIES_IN_LZ4,)),
+    (
+        7,
+        (
+            # `/judge merge --priority` (MergePriority.rank: 0 normal, 1 high, 2 urgent),
+            # who set it and when. Typed columns: the queue's order is read from them.
+            "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS priority integer NOT NULL DEFAULT 0",
+            "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS priority_by text",
+            "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS priority_at timestamptz",
+        ),
+    ),
+    (
+        8,
+        (
+            # The App's queue's batches (`merge_queue_batches`): one row per batch built,
+            # kept as history once it ended; an entry names the batch it is tested in.
+            """
+            CREATE TABLE IF NOT EXISTS merge_batches (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                repository text NOT NULL,
+                base_branch text NOT NULL,
+                members text NOT NULL,
+                built_on text NOT NULL,
+                tip text NOT NULL,
+                review_files text NOT NULL,
+                split_from bigint,
+                state text NOT NULL,
+                ci text NOT NULL,
+                review text NOT NULL,
+                failure_check text,
+                failure_detail text,
+                failure_files text NOT NULL,
+                reason text NOT NULL,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS merge_batches_queue"
+            " ON merge_batches (repository, base_branch, state, id)",
+            "ALTER TABLE merge_queue ADD COLUMN IF NOT EXISTS batch bigint",
+        ),
+    ),
 )
 
 

@@ -238,6 +238,47 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[Statement, ...]], ...]] = (
             AddColumn("delivery_bodies", "compression", "TEXT"),
         ),
     ),
+    (
+        8,
+        (
+            # `/judge merge --priority` (MergePriority.rank: 0 normal, 1 high, 2 urgent),
+            # who set it and when. Typed columns: the queue's order is read from them.
+            AddColumn("merge_queue", "priority", "INTEGER NOT NULL DEFAULT 0"),
+            AddColumn("merge_queue", "priority_by", "TEXT"),
+            AddColumn("merge_queue", "priority_at", "INTEGER"),
+        ),
+    ),
+    (
+        9,
+        (
+            # The App's queue's batches (`merge_queue_batches`): one row per batch built,
+            # kept as history once it ended; an entry names the batch it is tested in.
+            """
+            CREATE TABLE IF NOT EXISTS merge_batches (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                repository TEXT NOT NULL,
+                base_branch TEXT NOT NULL,
+                members TEXT NOT NULL,
+                built_on TEXT NOT NULL,
+                tip TEXT NOT NULL,
+                review_files TEXT NOT NULL,
+                split_from INTEGER,
+                state TEXT NOT NULL,
+                ci TEXT NOT NULL,
+                review TEXT NOT NULL,
+                failure_check TEXT,
+                failure_detail TEXT,
+                failure_files TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS merge_batches_queue"
+            " ON merge_batches (repository, base_branch, state, id)",
+            AddColumn("merge_queue", "batch", "INTEGER"),
+        ),
+    ),
 )
 
 

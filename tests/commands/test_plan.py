@@ -35,6 +35,7 @@ MAINTAINER = Actor("maria")
 RERUN = Command("rerun", raw="/judge rerun")
 ACCEPT = Command("override", action="accept", raw="/judge override accept")
 CANCEL = Command("override", action="cancel", raw="/judge override cancel")
+URGENT = Command("merge", priority="urgent", raw="/judge merge --priority urgent")
 OTHER = "f" * 40
 
 
@@ -92,6 +93,9 @@ def facts(state: ShaState | None, permission: str = "write", **more: Any) -> Com
         (RERUN, HEAD, OTHER, HEAD),  # re-running an old commit is harmless
         (ACCEPT, HEAD, HEAD, HEAD),
         (ACCEPT, None, OTHER, OTHER),
+        # An old disagreement issue's head: a priority is about the head queued now.
+        (URGENT, HEAD, OTHER, OTHER),
+        (URGENT, HEAD, None, HEAD),
     ],
 )
 def test_locate(

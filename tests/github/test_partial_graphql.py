@@ -75,8 +75,8 @@ def fail_closing_issues(monkeypatch: pytest.MonkeyPatch) -> None:
 def fail_commits(monkeypatch: pytest.MonkeyPatch) -> None:
     original = github_graphql._pull_request
 
-    def pull_request(repo: Any, number: int) -> dict[str, Any] | None:
-        pull = original(repo, number)
+    def pull_request(repo: Any, number: int, *rest: Any) -> dict[str, Any] | None:
+        pull = original(repo, number, *rest)
         if pull is not None:
 
             def commits(*_: Any, **__: Any) -> Any:

@@ -12,13 +12,14 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.providers.http import ProviderHTTPError
+from bot.judge.providers.http import ContextOverflow, ProviderHTTPError
 from bot.judge.providers.openai_chat import (
     OpenAIChatProvider,
     OutputMode,
     StructuredOutputMemory,
     error_info,
 )
+from bot.judge.providers.overflow import Overflow
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES, SCHEMA, Handler
 
@@ -159,6 +160,33 @@ async def test_refused_parameter_is_dropped_only_once(
         await provider.complete(model="m1", messages=MESSAGES, time_limit=5)
     assert len(fake_llm.requests) == 2
     assert "temperature" not in fake_llm.requests[1].body
+
+
+async def test_vllm_newer_overflow_is_no_refused_max_tokens(
+    raw_server: Callable[[Handler], Awaitable[str]], http: httpx.AsyncClient
+) -> None:
+    """Newer vLLM's overflow names 'max_tokens'; it is the prompt that is refused: it
+    raises as an overflow, and max_tokens is not dropped for the process' life."""
+    said = (
+        "'max_tokens' or 'max_completion_tokens' is too large: 1024. This model's maximum "
+        "context length is 2048 tokens and your request has 1500 input tokens "
+        "(1024 > 2048 - 1500)."
+    )
+    bodies: list[dict[str, Any]] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        bodies.append(await request.json())
+        error = {"object": "error", "message": said, "type": "BadRequestError", "code": 400}
+        return web.json_response(error, status=400)
+
+    memory = StructuredOutputMemory()
+    base = await raw_server(handler)
+    provider = OpenAIChatProvider(http, base, "", memory=memory)
+    with pytest.raises(ContextOverflow) as info:
+        await provider.complete(model="m", messages=MESSAGES, time_limit=5, max_tokens=1024)
+    assert info.value.overflow == Overflow(1500, 2048)
+    assert len(bodies) == 1 and bodies[0]["max_tokens"] == 1024
+    assert memory.refused.get((base, "m"), set()) == set()
 
 
 async def test_openai_content_as_a_list_of_parts(

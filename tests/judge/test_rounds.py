@@ -10,6 +10,8 @@ from bot.judge.engine.rounds import (
     AskAgain,
     AttemptError,
     GiveUp,
+    NoRoomForFiles,
+    PromptCut,
     Tally,
     attempt_outcome,
     attempt_refusal,
@@ -17,6 +19,7 @@ from bot.judge.engine.rounds import (
 )
 from bot.judge.engine.seating import Seat, Seating
 from bot.judge.providers import (
+    ContextOverflow,
     EmptyAnswer,
     MalformedResponse,
     ProviderCommandError,
@@ -27,6 +30,7 @@ from bot.judge.providers import (
     ProviderTransportError,
 )
 from bot.judge.providers import http as provider_http
+from bot.judge.providers.overflow import Overflow
 from bot.judge.records import CallStats, Tier, Verdict
 from bot.judge.rubrics import RubricAnswer, get_rubric
 from bot.judge.rubrics.parsing import ParseError
@@ -48,14 +52,97 @@ OUTCOMES: list[tuple[str, AttemptError, AskAgain | GiveUp]] = [
         GiveUp("HTTP 500 from openai", warn=True),
     ),
     (
+        # the request itself refused (the author's text can be why): unanswered, not an outage
         "http-400",
         ProviderHTTPError("x", provider="anthropic", model="m", status=400, detail=""),
-        GiveUp("HTTP 400 from anthropic", warn=True),
+        GiveUp("refused prompt: HTTP 400 from anthropic", warn=True),
+    ),
+    (
+        "azure-content-filter",
+        ProviderHTTPError(
+            "x",
+            **WHO,
+            status=400,
+            detail="",
+            server_message="The response was filtered due to the prompt triggering Azure "
+            "OpenAI's content management policy.",
+        ),
+        GiveUp(
+            "refused prompt: HTTP 400 from openai: The response was filtered due to the "
+            "prompt triggering Azure OpenAI's content management policy.",
+            warn=True,
+        ),
+    ),
+    (
+        "http-413",
+        ProviderHTTPError("x", **WHO, status=413, detail=""),
+        GiveUp("refused prompt: HTTP 413 from openai", warn=True),
+    ),
+    (
+        "http-422",
+        ProviderHTTPError("x", **WHO, status=422, detail="", server_message="bad input"),
+        GiveUp("refused prompt: HTTP 422 from openai: bad input", warn=True),
+    ),
+    (
+        "http-401",
+        ProviderHTTPError("x", **WHO, status=401, detail=""),
+        GiveUp("HTTP 401 from openai", warn=True),
+    ),
+    (
+        "http-403",
+        ProviderHTTPError("x", **WHO, status=403, detail=""),
+        GiveUp("HTTP 403 from openai", warn=True),
+    ),
+    (
+        "http-404",
+        ProviderHTTPError("x", **WHO, status=404, detail=""),
+        GiveUp("HTTP 404 from openai", warn=True),
+    ),
+    (
+        "http-503",
+        ProviderHTTPError("x", **WHO, status=503, detail=""),
+        GiveUp("HTTP 503 from openai", warn=True),
     ),
     (
         "rate-limited",
         ProviderRateLimited("x", **WHO, status=429, detail="", retry_after=30.0),
         GiveUp("HTTP 429 from openai", warn=True),
+    ),
+    (
+        # the prompt is fitted again to what the server said, and sent once more
+        "context-overflow",
+        ContextOverflow(
+            "x",
+            **WHO,
+            status=400,
+            detail="",
+            overflow=Overflow(9315, 8192),
+            server_message="request (9315 tokens) exceeds the available context size",
+        ),
+        AskAgain(
+            "context overflow: HTTP 400 from openai: request (9315 tokens) exceeds the "
+            "available context size",
+            warn=True,
+        ),
+    ),
+    (
+        "no-room-for-files",
+        NoRoomForFiles(300, "llama.cpp /props", 4250),
+        GiveUp(
+            "context overflow: the prompt without the change takes about 4250 characters, "
+            "more than the model's context of 300 tokens (llama.cpp /props) leaves for it",
+            warn=True,
+        ),
+    ),
+    (
+        # the server read less than the prompt holds: asked again, fitted to that
+        "prompt-cut",
+        PromptCut(2051, 5200),
+        AskAgain(
+            "context overflow: the server read 2051 prompt tokens of at least 5200: it cut "
+            "the prompt",
+            warn=True,
+        ),
     ),
     ("provider-timeout", ProviderTimeout("x", **WHO), AskAgain("timeout", warn=True)),
     (
@@ -94,6 +181,18 @@ OUTCOMES: list[tuple[str, AttemptError, AskAgain | GiveUp]] = [
 )
 def test_attempt_outcome(error: AttemptError, expected: AskAgain | GiveUp) -> None:
     assert attempt_outcome(error, timeout=2.5) == expected
+
+
+def test_no_room_after_a_refusal_keeps_the_servers_words_first() -> None:
+    refused = "context overflow: HTTP 400 from openai: request (1497 tokens) exceeds it"
+    no_room = NoRoomForFiles(300, "the server's refusal", 4250)
+    assert attempt_outcome(no_room, timeout=1, before=refused) == GiveUp(
+        f"{refused}; {no_room}", warn=True
+    )
+    # anything else before it is not the story
+    assert attempt_outcome(no_room, timeout=1, before="timeout") == GiveUp(
+        f"context overflow: {no_room}", warn=True
+    )
 
 
 def test_time_limit_is_written_compactly() -> None:

@@ -108,6 +108,7 @@ for _cause in (
     Cause.UNREAD,
     Cause.CONFIG_ERROR,
     Cause.GAVE_UP,
+    Cause.NO_KEYS,
 ):
     for _on_outage in OnOutage:
         UNDETERMINED_BY_CAUSE[(Mode.BLOCKING, _cause, _on_outage)] = (
@@ -246,6 +247,9 @@ def test_a_budget_cut_mid_judgment_is_a_budget_refusal() -> None:
         ("HTTP 503 from openai", Cause.JUDGES),
         ("transport error (ConnectError)", Cause.JUDGES),
         ("malformed response envelope", Cause.JUDGES),
+        ("refused prompt: HTTP 400 from openai: filtered by the content policy", Cause.UNANSWERED),
+        ("context overflow: HTTP 422 from openai", Cause.UNANSWERED),
+        ("HTTP 401 from openai", Cause.JUDGES),
     ],
 )
 def test_a_judge_that_answered_nothing_usable_is_no_outage(error: str, cause: Cause) -> None:
@@ -254,6 +258,17 @@ def test_a_judge_that_answered_nothing_usable_is_no_outage(error: str, cause: Ca
     failed = make_round(verdict=None, scores={}, average=None, error=error)
     record = make_unjudged(mode="quick", round=1, judge_tier=Tier.QUICK, previous_rounds=[failed])
     assert cause_of(record) is cause
+
+
+def test_an_unanswered_round_counts_even_when_a_later_one_timed_out() -> None:
+    """Quick's prompt overflowed (the author's text), deep then timed out: the later
+    outage must not make the run an outage that blocking mode may pass."""
+    overflow = make_round(verdict=None, scores={}, average=None, error="context overflow: x")
+    timed_out = make_round(
+        verdict=None, scores={}, average=None, error="timeout after 30s", judge_tier=Tier.DEEP
+    )
+    record = make_unjudged(mode="quick", previous_rounds=[overflow, timed_out])
+    assert cause_of(record) is Cause.UNANSWERED
 
 
 def test_run_cause_prefers_a_refusal_among_the_undetermined_groups() -> None:

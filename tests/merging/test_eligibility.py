@@ -118,7 +118,13 @@ def test_policy_from_config_and_installation_default() -> None:
     assert not merge_policy(MergeConfig(enabled=False), True).enabled
     policy = merge_policy(MergeConfig(enabled=True, method="rebase", label="go"), False)
     assert (policy.enabled, policy.method, policy.label) == (True, "rebase", "go")
-    assert policy.options() == {"label": "go", "hold_label": "judge:hold", "delete_branch": False}
+    assert policy.options() == {
+        "label": "go",
+        "hold_label": "judge:hold",
+        "delete_branch": False,
+        "batch_size": 1,
+        "parallel_checks": 1,
+    }
 
 
 def test_approvers_are_latest_approvals_at_the_head_by_others() -> None:
@@ -216,3 +222,12 @@ def test_pull_outcome_is_the_pull_requests_own() -> None:
     assert pull_outcome(None, 7) is None
     overridden = judged.model_copy(update={"override": Override(verdict=Verdict.REJECT, by="x")})
     assert pull_outcome(overridden, 7) == "reject"
+
+
+def test_queued_batch_settings_read_back_and_odd_rows_read_as_one() -> None:
+    policy = merge_policy(MergeConfig(enabled=True, batch_size=4, parallel_checks=2), False)
+    options = QueuedOptions.of(policy.options())
+    assert (options.batch_size, options.parallel_checks) == (4, 2)
+    for odd in (None, True, 0, -3, "4", 2.5):
+        stored = QueuedOptions.of({"batch_size": odd, "parallel_checks": odd})
+        assert (stored.batch_size, stored.parallel_checks) == (1, 1)

@@ -127,9 +127,21 @@ def test_watched_paths_ignore_the_file_limit_and_removed_files() -> None:
         ),
         # A pull request not accepted at its head: its files do not count as read.
         (
-            [pull(1, "accept", "docs/a.md"), pull(2, "reject", "docs/b.md")],
+            [pull(1, "accept", "docs/a.md"), pull(2, "escalate", "docs/b.md")],
             group("docs/a.md", "docs/b.md"),
             GroupDecision(GroupPlan.JUDGE, (2,), ("docs/b.md",)),
+        ),
+        # One rejected at its head (judges or a person's override) fails the group: judging
+        # it again could overturn the reject. Even when the group changes no watched file.
+        (
+            [pull(1, "accept", "docs/a.md"), pull(2, "reject", "docs/b.md")],
+            group("docs/a.md", "docs/b.md"),
+            GroupDecision(GroupPlan.FAIL, rejected=(2,)),
+        ),
+        (
+            [pull(1, "reject"), pull(2, "skipped"), pull(3, "reject")],
+            group("src/a.py"),
+            GroupDecision(GroupPlan.FAIL, rejected=(1, 3)),
         ),
         (
             [pull(1, None, "docs/a.md")],
@@ -234,3 +246,9 @@ def test_blobs_of_diff_entries() -> None:
         {"filename": "c.md", "status": "added"},
     ]
     assert blobs_of(entries) == {"a.md": "1" * 40, "b.md": None}
+
+
+def test_a_reject_fails_the_group_even_when_github_cut_its_lists() -> None:
+    files, blobs = group("docs/a.md")
+    decided = decide_group(DEFAULT, [pull(1, "reject", "docs/a.md")], files, blobs, complete=False)
+    assert decided == GroupDecision(GroupPlan.FAIL, rejected=(1,))

@@ -86,14 +86,20 @@ async def test_a_watched_change_no_pull_brought_is_judged(bot: Harness) -> None:
     assert run.conclusion == "success"
 
 
-async def test_a_pull_not_accepted_at_its_head_is_judged_in_the_group(bot: Harness) -> None:
-    number, _ = await rejected_pull(bot)
+async def test_a_pull_rejected_at_its_head_fails_the_group_without_the_model(
+    bot: Harness,
+) -> None:
+    """Judging the group again could overturn the reject with a fresh accept."""
+    number, sha = await rejected_pull(bot)
     asked = len(bot.llm.requests)
     head = queue_group(bot.fake, number)
-    bot.llm.script(QUICK, scores(*ACCEPT))
     await checks_requested(bot, number, head)
-    assert len(bot.llm.requests) == asked + 1
-    assert bot.check_runs(sha=head)[0].conclusion == "success"
+    assert len(bot.llm.requests) == asked
+    [run] = bot.check_runs(sha=head)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert f"- #{number}: **reject** at `{sha[:7]}`" in run.output["summary"]
+    state = await load_state(bot.storage, state_key(REPO, head))
+    assert state is not None and state.verdict == "reject"
 
 
 async def test_a_group_changing_no_watched_file_says_so(bot: Harness) -> None:
@@ -132,6 +138,28 @@ async def test_destroyed_forgets_a_group_that_was_not_merged(
     await bot.send("merge_group", event)
     assert (await bot.storage.kv_get(STATE_NAMESPACE, key) is not None) is kept
     assert (await bot.storage.kv_get(RUN_NAMESPACE, key) is not None) is kept
+
+
+async def test_an_override_reject_after_the_group_passed_fails_it(bot: Harness) -> None:
+    """A person put the pull request in GitHub's queue (the App handed nothing over) and
+    its group passed on the accept: a maintainer's reject at that head fails the group's
+    run, so GitHub's queue drops it instead of merging a rejected head."""
+    number, sha = await accepted_pull(bot)
+    head = queue_group(bot.fake, number)
+    await checks_requested(bot, number, head)
+    assert bot.check_runs(sha=head)[0].conclusion == "success"
+    bot.fake.set_permission(REPO, "maintainer", "write")
+    await bot.send(
+        "issue_comment", comment_payload(REPO, number, "/judge override reject", "maintainer")
+    )
+    [run] = bot.check_runs(sha=head)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert f"merges #{number} at `{sha[:7]}`" in run.output["summary"]
+    state = await load_state(bot.storage, state_key(REPO, head))
+    assert state is not None and (state.verdict, state.conclusion) == ("reject", "failure")
+    # Checks requested again for that group (a redelivery) keep it failed.
+    await checks_requested(bot, number, head)
+    assert bot.check_runs(sha=head)[0].conclusion == "failure"
 
 
 async def test_a_maintainers_override_counts_as_the_pulls_accept(bot: Harness) -> None:

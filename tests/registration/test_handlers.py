@@ -68,6 +68,7 @@ def setup_settings(fake: FakeGitHub, tmp_path: Path, **overrides: Any) -> Settin
         "BASE_URL": BASE,
         # The tiers here point at hosts that do not exist: never look them up.
         "JUDGE_SELF_CHECK_INTERVAL_SECONDS": 0,
+        "JUDGE_PROBE_INTERVAL_SECONDS": 0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

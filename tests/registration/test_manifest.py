@@ -50,7 +50,7 @@ def test_the_checkout_manifest_keeps_to_what_the_code_uses() -> None:
         "pull_requests": "write",
         "metadata": "read",
         "statuses": "read",
-        "merge_queues": "read",
+        "merge_queues": "write",
     }
     assert manifest.default_events == [
         "check_run",

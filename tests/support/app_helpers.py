@@ -31,6 +31,7 @@ def make_settings(private_key: str, tmp_path: Path, **overrides: Any) -> Setting
         # Tests that want recovery passes turn it on; others must not list deliveries.
         "JUDGE_REDELIVER_MISSED": False,
         "JUDGE_SELF_CHECK_INTERVAL_SECONDS": 0,
+        "JUDGE_PROBE_INTERVAL_SECONDS": 0,
         "JUDGE_KPI_REFRESH_SECONDS": 0,
     }
     values.update(overrides)

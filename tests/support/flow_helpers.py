@@ -205,10 +205,13 @@ def comment_payload(
     user_type: str = "User",
     action: str = "created",
     installation_id: int = 1,
+    default_branch: str = "main",
 ) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(example("issue_comment", "created.with-installation"))
     owner, name = repo.split("/")
     data["action"] = action
+    # The example's repository says "master"; the fake's repositories default to "main".
+    data["repository"]["default_branch"] = default_branch
     data["installation"] = {"id": installation_id, "node_id": "MDIzOkluc3RhbGxhdGlvbjE="}
     data["repository"]["full_name"] = repo
     data["repository"]["name"] = name

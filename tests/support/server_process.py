@@ -68,6 +68,7 @@ def server_env(
         "LOG_FORMAT": "pretty",
         # Off unless a test asks: the providers here are fakes or unreachable on purpose.
         "JUDGE_SELF_CHECK_INTERVAL_SECONDS": "0",
+        "JUDGE_PROBE_INTERVAL_SECONDS": "0",
         "JUDGE_KPI_REFRESH_SECONDS": "0",
         "JUDGE_REDELIVER_MISSED": "false",
         **settings,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic_settings import BaseSettings
 
+from bot.action.settings import ActionSettings
 from bot.judge.config import JudgeConfig
 from bot.judge.rubrics.research_settings import ResearchSettings
 from bot.reports.thresholds import CalibrationThresholds
@@ -15,6 +16,7 @@ from bot.settings.server import ServerSettings
 
 JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
     JudgeConfig,
+    ActionSettings,
     MergeSettings,
     NotifySettings,
     CalibrationThresholds,

@@ -7,10 +7,16 @@
     four-eyes seating (authoring family replaced by another configured model; no
         quick judge left -> UNDETERMINED; a later tier left empty is not available,
         and an empty deep tier leaves no lone quick accept)
+    each tier's context (a setting, or its server: seat.context) and the characters
+        it reads of this change fitted to it (context_fit.fitted_budget)
     verdict cache (storage kv "verdict-cache") ── hit ► the cached decision, no call
     throttle / daily budget ── over ─────────────────► UNDETERMINED with the reason
+        (calls a provider answered count, and failures it may still bill: a
+        timeout, a 5xx, a garbled answer; a judgment that spent no call is taken
+        off the throttle again)
     tiered protocol (tiers.next_step) with per-tier timeouts, one retry per round
-        on empty/cut-off/malformed/unparseable/timeout/transport, told what went wrong
+        on empty/cut-off/malformed/unparseable/timeout/transport/context overflow
+        (the prompt fitted again to what the server said), told what went wrong
         (rounds.py has the table), a wall-clock budget, a fresh nonce per call,
         fail-open on failures; an accept counts only from judges sent every file
         whole, and one nobody could read whole is refused (UNDETERMINED, mode
@@ -45,14 +51,16 @@ audit log.
 
 The room: `tiers` (the tiered protocol's state machine), `rounds`, `seating`, `judgment`,
 `prompts` with `context_budget` and `review_context` (what a reviewer sees besides the
-files), `cost` (cache key, admission), and the tiers' health for people: `tier_status`
-and `self_check` (is each tier's model still served).
+files) and `context_fit` (how much of it a model's context takes), `cost` (cache key,
+admission), and the tiers' health for people: `tier_status` and `self_check` (is each
+tier's model still served).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -67,6 +75,16 @@ from bot.judge.checks.injection import detect_injection, detect_task_injection, 
 from bot.judge.checks.mechanical import check_task, run_mechanical_checks
 from bot.judge.config import JudgeConfig
 from bot.judge.engine import cost
+from bot.judge.engine.context_fit import (
+    TierFit,
+    after_overflow,
+    answer_tokens,
+    cut_prompt,
+    fitted_budget,
+    prompt_chars,
+    prompt_room,
+    schema_chars,
+)
 from bot.judge.engine.judgment import (
     Settled,
     admission_refused,
@@ -81,7 +99,7 @@ from bot.judge.engine.judgment import (
     with_partial_view_reason,
     with_unseated_reason,
 )
-from bot.judge.engine.prompts import PROMPT_VERSION, compose_messages, reads_whole
+from bot.judge.engine.prompts import PROMPT_VERSION, Prompt, compose_messages, reads_whole
 from bot.judge.engine.review_context import ReviewContext
 from bot.judge.engine.rounds import (
     ATTEMPTS_PER_ROUND,
@@ -89,10 +107,13 @@ from bot.judge.engine.rounds import (
     CutOffAnswer,
     GiveUp,
     JudgmentLog,
+    NoRoomForFiles,
+    PromptCut,
     RetryNote,
     Tally,
     attempt_outcome,
     attempt_refusal,
+    billed,
     retry_note,
     round_record,
     with_retry_note,
@@ -107,7 +128,8 @@ from bot.judge.engine.seating import (
     shared_models,
 )
 from bot.judge.engine.tiers import PROTOCOL_VERSION, Decision, RunTier, next_step
-from bot.judge.providers import ProviderError
+from bot.judge.providers import ContextOverflow, ProviderError
+from bot.judge.providers.server_facts import UNKNOWN
 from bot.judge.records import (
     Finding,
     JudgedFile,
@@ -126,6 +148,8 @@ logger = logging.getLogger(__name__)
 
 # The verdict cache (keys: `cost.cache_key`); only this module reads or writes it.
 CACHE_NAMESPACE = "verdict-cache"
+# Fences the prompts composed to measure a budget (never sent); as long as a real nonce.
+_PROBE_NONCE = "0" * 32
 
 
 @dataclass(frozen=True)
@@ -241,6 +265,17 @@ class JudgeEngine:
             await append_record(self.storage, record)
         return record
 
+    async def tier_contexts(self) -> dict[Tier, int | None]:
+        """Each configured tier's context in tokens as far as it is known (a setting, or
+        its server; None: unknown), for planning requests each judge reads whole."""
+        if self.panel is None:
+            return {}
+        out: dict[Tier, int | None] = {}
+        for tier, seat in self.panel.tiers.items():
+            facts = await seat.context.facts() if seat.context is not None else None
+            out[tier] = facts.tokens if facts is not None else None
+        return out
+
     # -- the pipeline ------------------------------------------------------------
     async def _judge(self, request: JudgeRequest) -> VerdictRecord:
         now = self._clock()
@@ -260,7 +295,9 @@ class JudgeEngine:
         settled = four_eyes_refusal(seating)
         if settled is not None:
             return settled_record(base, settled)
-        key = self._cache_key(request, rubric, seating)
+        fits = await self._fits(seating)
+        budgets = self._budgets(request, rubric, seating, fits)
+        key = self._cache_key(request, rubric, seating, budgets)
         hit = await self._cached(request, key, base)
         if hit is not None:
             return hit
@@ -268,8 +305,11 @@ class JudgeEngine:
         refused, calls_left = await self._admit(scopes, now)
         if refused is not None:
             return settled_record(base, refused)
-        run = JudgmentLog(scopes=scopes, calls_left=calls_left)
-        decision = await self._protocol(request, rubric, seating, run)
+        run = JudgmentLog(scopes=scopes, calls_left=calls_left, fits=fits)
+        decision = await self._protocol(request, rubric, seating, run, budgets)
+        if run.spent == 0 and self.storage is not None:
+            # No call reached a provider's bill: nothing spent the throttle guards.
+            await self.storage.record_usage(scopes.judgments, now, -1)
         record = verdict_record(
             base,
             escalate_injection(decision, seen.injection),
@@ -309,11 +349,16 @@ class JudgeEngine:
         )
 
     def _cache_key(
-        self, request: JudgeRequest, rubric: Rubric, seating: Mapping[Tier, Seating]
+        self,
+        request: JudgeRequest,
+        rubric: Rubric,
+        seating: Mapping[Tier, Seating],
+        budgets: Mapping[Tier, int],
     ) -> str:
         return cost.cache_key(
             rubric=rubric.name.value,
-            seats={tier.value: _seat_key(s.seat) for tier, s in seating.items()},
+            # What a seat reads is its budget fitted to its context.
+            seats={tier.value: _seat_key(s.seat, budgets[tier]) for tier, s in seating.items()},
             # The protocol's version too: an entry the old rules decided (a quick accept
             # of a partial view) must not answer for the new ones.
             prompt_version=f"{PROMPT_VERSION}+{rubric.prompt_version}+{PROTOCOL_VERSION}",
@@ -359,16 +404,17 @@ class JudgeEngine:
         rubric: Rubric,
         seating: Mapping[Tier, Seating],
         run: JudgmentLog,
+        budgets: Mapping[Tier, int],
     ) -> Decision:
         deadline = self._monotonic() + self.config.wall_clock_budget
         available = frozenset(tier for tier, s in seating.items() if s.seat is not None)
         unseated = frozenset(seating) - available
-        budgets = self._budgets(seating)
         live = [f for f in request.files if not f.removed]
         whole = frozenset(
             tier
             for tier, chars in budgets.items()
-            if reads_whole(
+            if chars > 0
+            and reads_whole(
                 rubric, request.task, live, tier, max_chars=chars, context=request.context
             )
         )
@@ -382,20 +428,59 @@ class JudgeEngine:
             )
             if isinstance(step, Decision):
                 decision = with_unseated_reason(step, seating)
-                decision = with_partial_view_reason(decision, request.files, budgets)
+                decision = with_partial_view_reason(
+                    decision, request.files, budgets, _context_words(run.fits)
+                )
                 return _with_shared_model_reason(decision, seating, run)
             assert isinstance(step, RunTier)
             await self._round(request, rubric, step.tier, seating[step.tier], run, deadline)
 
-    def _budgets(self, seating: Mapping[Tier, Seating]) -> dict[Tier, int]:
-        """Characters each configured tier reads for this change: its seated judge's
-        budget, or for a tier four-eyes left empty, its configured one (whether that
-        judge could have read everything decides the cause of a refusal)."""
+    async def _fits(self, seating: Mapping[Tier, Seating]) -> dict[Tier, TierFit]:
+        """What is known of each configured tier's context: its seated judge's, or for a
+        tier four-eyes left empty, its configured one's."""
         assert self.panel is not None
-        return {
-            tier: (seated.seat or self.panel.tiers[tier]).max_chars
-            for tier, seated in seating.items()
-        }
+        fits: dict[Tier, TierFit] = {}
+        for tier, seated in seating.items():
+            probe = (seated.seat or self.panel.tiers[tier]).context
+            facts = await probe.facts() if probe is not None else None
+            fits[tier] = TierFit(facts.tokens, facts.source) if facts else TierFit(None, UNKNOWN)
+        return fits
+
+    def _budgets(
+        self,
+        request: JudgeRequest,
+        rubric: Rubric,
+        seating: Mapping[Tier, Seating],
+        fits: Mapping[Tier, TierFit],
+    ) -> dict[Tier, int]:
+        """Characters each configured tier reads for this change: its seated judge's
+        budget fitted to its context, or for a tier four-eyes left empty, its configured
+        one's (whether that judge could have read everything decides the cause of a
+        refusal). The first attempt's, before earlier rounds or a retry's note."""
+        assert self.panel is not None
+        live = [f for f in request.files if not f.removed]
+        budgets: dict[Tier, int] = {}
+        for tier, seated in seating.items():
+            seat = seated.seat or self.panel.tiers[tier]
+
+            def compose(chars: int, tier: Tier = tier) -> Prompt:
+                return compose_messages(
+                    rubric,
+                    request.task,
+                    live,
+                    tier,
+                    nonce=_PROBE_NONCE,
+                    max_chars=chars,
+                    context=request.context,
+                )
+
+            budgets[tier] = fitted_budget(
+                compose,
+                room=prompt_room(fits[tier], seat.max_output_tokens),
+                max_chars=seat.max_chars,
+                extra=schema_chars(rubric.response_schema()),
+            )
+        return budgets
 
     async def _round(
         self,
@@ -422,7 +507,7 @@ class JudgeEngine:
             if failure is None:
                 tally.error = None
                 break
-            outcome = attempt_outcome(failure, timeout=time_limit)
+            outcome = attempt_outcome(failure, timeout=time_limit, before=tally.error)
             note = retry_note(failure)
             tally.error = outcome.error
             if outcome.warn:
@@ -430,7 +515,9 @@ class JudgeEngine:
             if isinstance(outcome, GiveUp):
                 break
         await self._count_usage(
-            run.scopes, tally.attempts, tally.prompt_tokens + tally.completion_tokens
+            run.scopes,
+            tally.spent,
+            tally.prompt_tokens + tally.completion_tokens + tally.estimated_tokens,
         )
         record = round_record(len(run.rounds) + 1, tier, seated, rubric, tally)
         run.add(record, tally.call_stats(tier, seat), tally)
@@ -450,21 +537,15 @@ class JudgeEngine:
         with the previous attempt when `note` says) and the parse of its answer, added to
         `tally`; the failure, if any."""
         nonce = self._nonce()
-        prompt = compose_messages(
-            rubric,
-            request.task,
-            [f for f in request.files if not f.removed],
-            tier,
-            nonce=nonce,
-            max_chars=seat.max_chars,
-            previous_rounds=tuple(run.rounds),
-            context=request.context,
-        )
+        fitted = self._fitted_prompt(request, rubric, tier, seat, run, nonce, note)
+        if isinstance(fitted, NoRoomForFiles):
+            return fitted
+        prompt, budget, sent = fitted
         messages = with_retry_note(prompt.messages, note, nonce)
         tally.truncated, tally.shown = prompt.truncation, prompt.shown
         tally.attempts += 1
-        if run.calls_left is not None:
-            run.calls_left -= 1
+        fit = run.fits[tier]
+        limit = answer_tokens(fit, seat.max_output_tokens, sent)
         started = self._monotonic()
         try:
             async with asyncio.timeout(time_limit):
@@ -474,21 +555,88 @@ class JudgeEngine:
                     time_limit=time_limit,
                     response_schema=rubric.response_schema(),
                     schema_name=rubric.name.value,
-                    max_tokens=seat.max_output_tokens,
+                    max_tokens=limit,
                     output_mode=seat.output_mode,
+                    temperature=seat.temperature,
                 )
+        except ContextOverflow as exc:
+            tally.latency_ms += (self._monotonic() - started) * 1000.0
+            said = exc.overflow
+            run.fits[tier] = after_overflow(
+                fit,
+                context_tokens=said.context_tokens,
+                prompt_tokens=said.prompt_tokens,
+                sent_chars=sent,
+                budget=budget,
+            )
+            if said.context_tokens is not None and seat.context is not None:
+                seat.context.learn(said.context_tokens)
+            return exc
         except (TimeoutError, ProviderError) as exc:
             tally.latency_ms += (self._monotonic() - started) * 1000.0
+            if billed(exc):
+                tally.spent += 1
+                tally.estimated_tokens += math.ceil(sent / fit.chars_per_token) + limit
+                if run.calls_left is not None:
+                    run.calls_left -= 1
             return exc
+        if run.calls_left is not None:
+            run.calls_left -= 1
         tally.add_completion(completion)
+        least = cut_prompt(messages, nonce, completion.prompt_tokens)
+        if fit.tokens is not None and least is not None:
+            # Whatever it answered, the judge read part of the prompt: never a whole read.
+            run.fits[tier] = after_overflow(
+                fit, context_tokens=None, prompt_tokens=least, sent_chars=sent, budget=budget
+            )
+            return PromptCut(completion.prompt_tokens, least)
         if completion.cut_off:
             # Half an answer can hold whole scores; it is still not the judge's answer.
-            return CutOffAnswer(seat.max_output_tokens)
+            return CutOffAnswer(limit)
         try:
             tally.answer = parse_answer(completion.text, rubric)
         except ParseError as exc:
             return exc
         return None
+
+    def _fitted_prompt(
+        self,
+        request: JudgeRequest,
+        rubric: Rubric,
+        tier: Tier,
+        seat: Seat,
+        run: JudgmentLog,
+        nonce: str,
+        note: RetryNote | None,
+    ) -> tuple[Prompt, int, int] | NoRoomForFiles:
+        """The prompt fitted to the seat's context as far as it is known (its file
+        budget, and the characters it sends with the schema a provider may add), or why
+        none fits."""
+        fit = run.fits[tier]
+        live = [f for f in request.files if not f.removed]
+
+        def compose(chars: int) -> Prompt:
+            return compose_messages(
+                rubric,
+                request.task,
+                live,
+                tier,
+                nonce=nonce,
+                max_chars=chars,
+                previous_rounds=tuple(run.rounds),
+                context=request.context,
+            )
+
+        noted = with_retry_note([{"role": "user", "content": ""}], note, nonce)
+        extra = schema_chars(rubric.response_schema()) + len(noted[-1]["content"])
+        max_chars = seat.max_chars if fit.cap is None else min(seat.max_chars, fit.cap)
+        room = prompt_room(fit, seat.max_output_tokens)
+        budget = fitted_budget(compose, room=room, max_chars=max_chars, extra=extra)
+        if budget < 1:
+            assert fit.tokens is not None  # only a known context leaves no room
+            return NoRoomForFiles(fit.tokens, fit.source, prompt_chars(compose(1)) + extra)
+        prompt = compose(budget)
+        return prompt, budget, prompt_chars(prompt) + extra
 
     # -- storage-backed counters -------------------------------------------------
     async def _usage(self, scopes: cost.UsageScopes, now: datetime) -> cost.Usage:
@@ -558,13 +706,21 @@ def _with_shared_model_reason(
     return replace(decision, reason=f"{decision.reason}; {note}" if decision.reason else note)
 
 
-def _seat_key(seat: Seat | None) -> cost.SeatKey | None:
+def _context_words(fits: Mapping[Tier, TierFit]) -> dict[Tier, str]:
+    return {
+        tier: f"its model's context of {fit.tokens} tokens ({fit.source})"
+        for tier, fit in fits.items()
+        if fit.tokens is not None
+    }
+
+
+def _seat_key(seat: Seat | None, max_chars: int) -> cost.SeatKey | None:
     if seat is None:
         return None
     return cost.SeatKey(
         model=seat.model,
         provider=getattr(seat.provider, "kind", "unknown"),
         base_url=getattr(seat.provider, "base_url", ""),
-        max_chars=seat.max_chars,
+        max_chars=max_chars,
         max_output_tokens=seat.max_output_tokens,
     )

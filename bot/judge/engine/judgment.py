@@ -123,10 +123,14 @@ def with_unseated_reason(decision: Decision, seating: Mapping[Tier, Seating]) ->
 
 
 def with_partial_view_reason(
-    decision: Decision, files: Sequence[JudgedFile], budgets: Mapping[Tier, int]
+    decision: Decision,
+    files: Sequence[JudgedFile],
+    budgets: Mapping[Tier, int],
+    contexts: Mapping[Tier, str] | None = None,
 ) -> Decision:
     """Say what nobody could read whole: the longest judged file, its size, and the
-    largest budget of the tiers configured (`budgets`: characters per tier)."""
+    largest budget of the tiers configured (`budgets`: characters per tier), with the
+    context it was fitted to (`contexts`: a tier's, in words, when known)."""
     live = sorted((f for f in files if not f.removed), key=lambda f: (-len(f.content), f.path))
     if decision.mode != PARTIAL_VIEW or not live or not budgets:
         return decision
@@ -136,6 +140,9 @@ def with_partial_view_reason(
         f"the longest file, {longest.path}, has {len(longest.content)} characters and the "
         f"largest judge budget is {budget} ({tier.value}, shared with diffs and CI excerpts)"
     )
+    fitted = (contexts or {}).get(tier)
+    if fitted:
+        detail += f", fitted to {fitted}"
     reason = f"{decision.reason}; {detail}" if decision.reason else detail
     return replace(decision, reason=reason)
 

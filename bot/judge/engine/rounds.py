@@ -6,10 +6,18 @@ the calling; the rules it follows are here, as pure functions of what happened:
 
     before an attempt   wall-clock budget spent ─────────────► give up
                         daily model-call budget spent ───────► give up
+                        the context holds no file ───────────► give up
     the call failed     our own per-tier time limit ─────────► retry, asked to be brief
                         provider timeout ────────────────────► retry, asked to be brief
-                        HTTP status (4xx/5xx, 429 too) ───────► give up, the server's
-                                                               message kept
+                        prompt past the model's context ─────► retry, the prompt
+                          (the server says so)                  fitted to what it said
+    the answer          read from a cut prompt (the server ──► retry, the prompt fitted
+                          read fewer tokens than it holds)      to the least it holds
+                        HTTP 400, 413 or 422 (after format ───► give up, unanswered: the
+                          negotiation: a content filter,         prompt (the change's own
+                          an invalid prompt)                     text) was refused
+                        other HTTP status (401, 403, 404, ────► give up, the server's
+                          429, 5xx)                              message kept (an outage)
                         transport error, malformed envelope ─► retry as it was
                         empty answer ────────────────────────► retry, told it was empty
                         any other ProviderError ─────────────► give up
@@ -30,6 +38,10 @@ provider failure gives no reason to think a retry would help. Refusals a provide
 work around (a response format, a sampling parameter) are negotiated inside its call
 (bot/judge/providers/openai_chat.py) and are not attempts.
 
+A prompt the server refused as longer than its model's context is fitted again to what
+the server said (bot/judge/engine/context_fit.py `after_overflow`) and sent once more;
+the round records what the judge was sent either way.
+
 A cut-off answer is never read: a truncated object can still hold a complete `scores`
 object, but the judge had not finished (its reasoning, its improvements, perhaps a
 change of mind), so the round fails with "cut-off answer: ..." rather than deciding on
@@ -45,12 +57,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.judge.checks.injection import wrap_file
+from bot.judge.engine.context_fit import TierFit
 from bot.judge.engine.cost import UsageScopes
 from bot.judge.engine.prompts import Shown, sends_every_file
 from bot.judge.engine.seating import Seat, Seating
 from bot.judge.engine.tiers import RoundResult
 from bot.judge.providers import (
     Completion,
+    ContextOverflow,
     EmptyAnswer,
     MalformedResponse,
     ProviderError,
@@ -67,7 +81,15 @@ CUT_OFF = "cut-off answer"
 """How a round's error starts when the judge's answer was cut at the output-token limit."""
 UNPARSEABLE = "unparseable answer"
 EMPTY = "empty answer"
-UNANSWERED = (UNPARSEABLE, EMPTY, CUT_OFF)
+CONTEXT = "context overflow"
+"""How a round's error starts when the prompt did not fit the model's context (the
+change's own texts can be why)."""
+REFUSED = "refused prompt"
+"""How a round's error starts when the server refused the request as bad after the
+provider negotiated what it could (a content filter, an invalid prompt, an overflow in
+words overflow.py does not know): the change's own texts can be why."""
+REFUSING_STATUSES = frozenset({400, 413, 422})
+UNANSWERED = (UNPARSEABLE, EMPTY, CUT_OFF, CONTEXT, REFUSED)
 """How a round's error starts when the judge was reached but gave no usable answer (its
 input can be why: no outage; bot/judging/conclusion.py reads these)."""
 BUDGET_CUT = "daily model-call budget exhausted"
@@ -82,10 +104,30 @@ class CutOffAnswer(Exception):
         self.limit = limit
 
 
-AttemptError = TimeoutError | ProviderError | ParseError | CutOffAnswer
+class NoRoomForFiles(Exception):
+    """The model's context cannot hold the prompt with any of the change in it."""
+
+    def __init__(self, tokens: int, source: str, needed: int) -> None:
+        super().__init__(
+            f"the prompt without the change takes about {needed} characters, more than "
+            f"the model's context of {tokens} tokens ({source}) leaves for it"
+        )
+
+
+class PromptCut(Exception):
+    """The server said it read fewer tokens than the prompt holds at the least: it cut the
+    prompt to its context without an error (Ollama does), so the judge read part of it."""
+
+    def __init__(self, read: int, least: int) -> None:
+        super().__init__(
+            f"the server read {read} prompt tokens of at least {least}: it cut the prompt"
+        )
+
+
+AttemptError = TimeoutError | ProviderError | ParseError | CutOffAnswer | NoRoomForFiles | PromptCut
 """What an attempt can end with instead of an answer: the engine's own time limit, a
-provider failure, an answer cut at the output-token limit, or a reply the rubric's
-parser refused."""
+provider failure, an answer cut at the output-token limit, a reply the rubric's parser
+refused, or a context too small to send anything."""
 
 
 @dataclass(frozen=True)
@@ -116,18 +158,27 @@ def attempt_refusal(*, remaining: float, calls_left: int | None) -> GiveUp | Non
     return None
 
 
-def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp:
+def attempt_outcome(
+    error: AttemptError, *, timeout: float, before: str | None = None
+) -> AskAgain | GiveUp:
     """What to do after an attempt that ended with `error` (its time limit was
-    `timeout` seconds), and the message the round records."""
+    `timeout` seconds), and the message the round records; `before`, the error the
+    attempt before ended with, stays first when a context too small follows a server's
+    refusal (its words say most)."""
     if isinstance(error, TimeoutError):
         return AskAgain(f"timeout after {timeout:g}s")
     if isinstance(error, CutOffAnswer):
         return AskAgain(f"{CUT_OFF}: {error}", warn=True)
     if isinstance(error, ParseError):
         return AskAgain(f"{UNPARSEABLE}: {error}")
+    if isinstance(error, PromptCut):
+        return AskAgain(f"{CONTEXT}: {error}", warn=True)
+    if isinstance(error, NoRoomForFiles):
+        if before is not None and before.startswith(CONTEXT):
+            return GiveUp(f"{before}; {error}", warn=True)
+        return GiveUp(f"{CONTEXT}: {error}", warn=True)
     if isinstance(error, ProviderHTTPError):
-        said = f": {error.server_message}" if error.server_message else ""
-        return GiveUp(f"HTTP {error.status} from {error.provider}{said}", warn=True)
+        return _status_outcome(error)
     if isinstance(error, ProviderTimeout):
         return AskAgain("timeout", warn=True)
     if isinstance(error, ProviderTransportError):
@@ -137,6 +188,39 @@ def attempt_outcome(error: AttemptError, *, timeout: float) -> AskAgain | GiveUp
     if isinstance(error, MalformedResponse):
         return AskAgain("malformed response envelope", warn=True)
     return GiveUp(f"provider error ({type(error).__name__})", warn=True)
+
+
+def _status_outcome(error: ProviderHTTPError) -> AskAgain | GiveUp:
+    """An error answer: an overflow is asked again fitted; a refusal of the request is
+    unanswered; any other status (401, 403, 404, 429, 5xx) an outage."""
+    said = f": {error.server_message}" if error.server_message else ""
+    if isinstance(error, ContextOverflow):
+        return AskAgain(f"{CONTEXT}: HTTP {error.status} from {error.provider}{said}", warn=True)
+    if error.status in REFUSING_STATUSES:
+        # The same prompt is refused again; the author's text may be why, so never an
+        # outage (which blocking mode may let pass).
+        return GiveUp(f"{REFUSED}: HTTP {error.status} from {error.provider}{said}", warn=True)
+    return GiveUp(f"HTTP {error.status} from {error.provider}{said}", warn=True)
+
+
+_NEVER_SENT = frozenset({"ConnectError", "UnicodeEncodeError", "InvalidURL", "UnsupportedProtocol"})
+"""Transport failures before a request left this process or reached a server."""
+
+
+def billed(error: AttemptError) -> bool:
+    """Whether a failed call counts against the day's budgets as if answered: a server
+    that timed out, failed (5xx) or answered garbled may have read the whole prompt and
+    written an answer, and a hosted API bills that. Only failures the server never
+    processed are free: a refused connection, a request refused as such (4xx, an
+    overflow and a 429 too), a CLI that said it failed; the engine's own refusals
+    (no room for files) never made a call."""
+    if isinstance(error, TimeoutError | ProviderTimeout | MalformedResponse | EmptyAnswer):
+        return True
+    if isinstance(error, ProviderHTTPError):
+        return error.status >= 500
+    if isinstance(error, ProviderTransportError):
+        return error.cause not in _NEVER_SENT
+    return False
 
 
 @dataclass(frozen=True)
@@ -157,7 +241,9 @@ _BRIEF = (
 def retry_note(error: AttemptError) -> RetryNote | None:
     """What to tell the judge when asking again after `error`, so that the retry is not
     the same request at temperature 0; None for failures on the way (transport, a
-    garbled envelope), which a retry as it was may clear, and for failures not retried."""
+    garbled envelope), which a retry as it was may clear, for a prompt past the
+    context (the retry is a shorter prompt, and the judge saw nothing of the first), and
+    for failures not retried."""
     if isinstance(error, CutOffAnswer):
         return RetryNote(
             f"Your previous reply was cut off at the output-token limit ({error.limit} "
@@ -203,15 +289,22 @@ class Tally:
     """What a round's attempts cost and came to."""
 
     attempts: int = 0
+    spent: int = 0
+    """Calls that count against the day's budgets: those the provider answered (with the
+    tokens it reports) and the failures it may still bill (`billed`)."""
     latency_ms: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated_tokens: int = 0
+    """Tokens the billed failures may have cost (no usage came back): their prompts
+    counted at the fit's characters per token, and their answers' limits."""
     error: str | None = None
     answer: RubricAnswer | None = None
     truncated: list[Truncation] = field(default_factory=list)
     shown: list[Shown] = field(default_factory=list)
 
     def add_completion(self, completion: Completion) -> None:
+        self.spent += 1
         self.latency_ms += completion.latency_ms
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
@@ -272,8 +365,13 @@ class JudgmentLog:
     truncation: list[Truncation] = field(default_factory=list)
     calls_left: int | None = None
     shown: dict[tuple[str, str], ContextPiece] = field(default_factory=dict)
+    fits: dict[Tier, TierFit] = field(default_factory=dict)
+    """What is known of each tier's context (an overflow teaches the next attempt)."""
+    spent: int = 0
+    """Calls counted against the day's budgets, over all rounds (`Tally.spent`)."""
 
     def add(self, record: RoundRecord, stats: CallStats, tally: Tally) -> None:
+        self.spent += tally.spent
         self.rounds.append(record)
         whole = sends_every_file(tally.shown)
         self.results.append(RoundResult(record.judge_tier, record.verdict, whole=whole))

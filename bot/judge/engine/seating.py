@@ -39,7 +39,25 @@ from bot.judge.providers import (
     StructuredOutputMemory,
     make_provider,
 )
+from bot.judge.providers.server_facts import ContextFacts, ContextMemory
 from bot.judge.records import Tier
+
+
+@dataclass(frozen=True)
+class ContextProbe:
+    """Where a seat's model's context is found: its endpoint (a setting, or its server:
+    bot/judge/providers/server_facts.py), through the memory the panel shares."""
+
+    memory: ContextMemory
+    client: httpx.AsyncClient
+    endpoint: Endpoint
+
+    async def facts(self) -> ContextFacts:
+        return await self.memory.context_of(self.client, self.endpoint)
+
+    def learn(self, tokens: int) -> None:
+        """The server said its context while refusing a prompt: later calls fit it."""
+        self.memory.learn(self.endpoint.base_url, self.endpoint.model, tokens)
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,10 @@ class Seat:
     output_mode: OutputMode | None = None
     """A structured-output mode fixed by the settings; None negotiates (the model's
     server, not the seat, decides it: a stand-in keeps its own)."""
+    temperature: float = 0.0
+    context: ContextProbe | None = None
+    """Where its model's context is found (a stand-in keeps its own: the model's server
+    decides it); None: unknown, the seat reads `max_chars`."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +163,7 @@ def _at_limits_of(configured: Seat, seat: Seat) -> Seat:
         timeout=configured.timeout,
         max_chars=configured.max_chars,
         max_output_tokens=configured.max_output_tokens,
+        temperature=configured.temperature,
     )
 
 
@@ -151,10 +174,15 @@ def _identity(seat: Seat) -> tuple[str, str, str]:
 
 
 def build_panel(
-    config: JudgeConfig, client: httpx.AsyncClient, *, memory: StructuredOutputMemory | None = None
+    config: JudgeConfig,
+    client: httpx.AsyncClient,
+    *,
+    memory: StructuredOutputMemory | None = None,
+    contexts: ContextMemory | None = None,
 ) -> JudgePanel:
     """Seats for every configured tier and alternate; one provider per endpoint."""
     memory = memory if memory is not None else StructuredOutputMemory()
+    contexts = contexts if contexts is not None else ContextMemory()
     providers: dict[tuple[str, str, str], LLMProvider] = {}
 
     def seat(endpoint: Endpoint) -> Seat:
@@ -171,6 +199,8 @@ def build_panel(
             max_chars=endpoint.max_chars,
             max_output_tokens=endpoint.max_output_tokens,
             output_mode=OUTPUT_MODES.get(endpoint.response_format),
+            temperature=endpoint.temperature,
+            context=ContextProbe(contexts, client, endpoint),
         )
 
     tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}

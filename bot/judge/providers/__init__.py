@@ -12,6 +12,10 @@ choose). `CLIProvider` (bot/judge/providers/agent_cli.py) answers the same call 
 `claude -p` or `opencode run` (providers `claude-cli` and `opencode-cli`); its "base URL"
 is the command.
 
+How long a prompt a model takes is the server's to say: `server_facts.py` reads the
+context it serves a model with (`discover_context_tokens`, `ContextMemory`), and
+`overflow.py` how it refuses a prompt past it (raised as `ContextOverflow`).
+
 This module is where the rest of the judge gets providers from: the interface the
 engine relies on, the factory, and (re-exported) the protocol classes and the failures
 they raise (defined in bot/judge/providers/http.py).
@@ -26,7 +30,10 @@ Exceptions (every one carries `provider` and `model`, never an API key):
      ├── ProviderHTTPError        the server answered 4xx/5xx (`status`, `detail`, and
      │                            `server_message`: its error's message, short and
      │                            scrubbed, for records and logs)
-     │    └── ProviderRateLimited 429 (`retry_after` seconds when the server said)
+     │    ├── ProviderRateLimited 429 (`retry_after` seconds when the server said)
+     │    └── ContextOverflow     the prompt is longer than the model's context
+     │                            (`overflow`: the tokens the server counted, its
+     │                            context; bot/judge/providers/overflow.py)
      ├── MalformedResponse        2xx, but not the protocol's JSON envelope, or longer
      │                            than `answer_limit(max_tokens)` bytes (a CLI: output
      │                            that is not its envelope, or that much on a stream)
@@ -47,6 +54,7 @@ from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION, AnthropicM
 from bot.judge.providers.http import (
     OUTPUT_MODES,
     Completion,
+    ContextOverflow,
     EmptyAnswer,
     MalformedResponse,
     ProviderCommandError,
@@ -73,6 +81,7 @@ __all__ = [
     "AnthropicMessagesProvider",
     "CLIProvider",
     "Completion",
+    "ContextOverflow",
     "EmptyAnswer",
     "ErrorInfo",
     "LLMProvider",
@@ -113,6 +122,7 @@ class LLMProvider(Protocol):
         schema_name: str = "verdict",
         max_tokens: int = 1024,
         output_mode: OutputMode | None = None,
+        temperature: float = 0.0,
     ) -> Completion:
         """One chat turn; raises a `ProviderError` subclass on any failure."""
         ...

@@ -407,8 +407,10 @@ class CLIProvider:
         schema_name: str = "verdict",
         max_tokens: int = 1024,
         output_mode: OutputMode | None = None,
+        temperature: float = 0.0,
     ) -> Completion:
-        del schema_name, output_mode  # neither CLI names its schema or takes a format
+        # Neither CLI names its schema, takes a format or a temperature.
+        del schema_name, output_mode, temperature
         build, read = _FORMATS[self.kind]
         invocation = build(self.base_url, model, messages, response_schema, max_tokens)
         started = time.perf_counter()

@@ -51,6 +51,7 @@ class AnthropicMessagesProvider(HTTPProvider):
         schema_name: str = "verdict",
         max_tokens: int = 1024,
         output_mode: OutputMode | None = None,
+        temperature: float = 0.0,
     ) -> Completion:
         del output_mode  # the schema always travels as instructions
         prepared = with_instructions(messages, response_schema)
@@ -63,7 +64,7 @@ class AnthropicMessagesProvider(HTTPProvider):
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
-            "temperature": 0,
+            "temperature": temperature,
             "messages": turns,
         }
         if system:

@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 
 from bot.credentials import redact
+from bot.judge.providers.overflow import Overflow, context_overflow
 
 _DETAIL_LIMIT = 300
 SERVER_MESSAGE_LIMIT = 200
@@ -105,6 +106,32 @@ class ProviderHTTPError(ProviderError):
         """The body's start, the key scrubbed (for debugging; may be an echo of the request)."""
         self.server_message = server_message
         """The error's own message, short and scrubbed (`excerpt`); "" when it had none."""
+
+
+class ContextOverflow(ProviderHTTPError):
+    """The server refused the prompt as longer than the model's context (`overflow`: the
+    prompt's tokens and the context, as far as it said; bot/judge/providers/overflow.py)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int,
+        detail: str,
+        overflow: Overflow,
+        server_message: str = "",
+    ) -> None:
+        super().__init__(
+            message,
+            provider=provider,
+            model=model,
+            status=status,
+            detail=detail,
+            server_message=server_message,
+        )
+        self.overflow = overflow
 
 
 class ProviderRateLimited(ProviderHTTPError):
@@ -221,6 +248,11 @@ def error_info(response: httpx.Response) -> ErrorInfo:
     return ErrorInfo(param if isinstance(param, str) and param else None, message)
 
 
+def overflow_of(response: httpx.Response) -> Overflow | None:
+    """Whether an error answer refuses the prompt as longer than the context (overflow.py)."""
+    return context_overflow(response.status_code, _payload(response), error_info(response).message)
+
+
 def _detail_text(detail: Any) -> str:
     if isinstance(detail, str):
         return detail
@@ -326,6 +358,13 @@ def _scrub(text: str, secret: str) -> str:
     if secret:
         text = text.replace(secret, "***")
     return text[:_DETAIL_LIMIT]
+
+
+def _payload(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except (ValueError, RecursionError):
+        return None
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -471,8 +510,20 @@ class HTTPProvider:
         if response.status_code < 400:
             return
         detail = _scrub(response.text, self._api_key)
-        said = excerpt(error_info(response).message, self._api_key)
+        info = error_info(response)
+        said = excerpt(info.message, self._api_key)
         message = f"{self.kind} answered HTTP {response.status_code} for model {model}"
+        overflow = context_overflow(response.status_code, _payload(response), info.message)
+        if overflow is not None:
+            raise ContextOverflow(
+                message,
+                provider=self.kind,
+                model=model,
+                status=response.status_code,
+                detail=detail,
+                overflow=overflow,
+                server_message=said,
+            )
         if response.status_code == 429:
             raise ProviderRateLimited(
                 message,

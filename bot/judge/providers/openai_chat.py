@@ -53,6 +53,7 @@ from bot.judge.providers.http import (
     OutputMode,
     completion_of,
     error_info,
+    overflow_of,
     with_instructions,
 )
 
@@ -173,8 +174,13 @@ class OpenAIChatProvider(HTTPProvider):
         schema_name: str,
         mode: OutputMode,
         max_tokens: int,
+        temperature: float = 0.0,
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0}
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
         refused = self.memory.refused.get((self.base_url, model), set())
         if "temperature" in refused:
             del body["temperature"]
@@ -206,12 +212,19 @@ class OpenAIChatProvider(HTTPProvider):
         schema_name: str = "verdict",
         max_tokens: int = 1024,
         output_mode: OutputMode | None = None,
+        temperature: float = 0.0,
     ) -> Completion:
         """One chat turn; `output_mode` fixes the structured-output mode (None: the
         remembered one, negotiated down on a refusal)."""
         started = time.perf_counter()
         response = await self._negotiated(
-            model, messages, time_limit, response_schema, schema_name, max_tokens, output_mode
+            model,
+            messages,
+            time_limit,
+            response_schema,
+            schema_name,
+            (max_tokens, temperature),
+            output_mode,
         )
         self._raise_for_status(response, model)
         payload = self._json(response, model)
@@ -251,14 +264,15 @@ class OpenAIChatProvider(HTTPProvider):
         time_limit: float,
         schema: Mapping[str, Any] | None,
         schema_name: str,
-        max_tokens: int,
+        sampling: tuple[int, float],
         fixed: OutputMode | None,
     ) -> httpx.Response:
         """The first answer that is not a refusal this provider can work around: a
         response format it may step down from, or a sampling parameter it may drop."""
         mode = fixed if fixed is not None else self.memory.get(self.base_url, model)
         while True:
-            body = self._body(model, messages, schema, schema_name, mode, max_tokens)
+            max_tokens, temperature = sampling
+            body = self._body(model, messages, schema, schema_name, mode, max_tokens, temperature)
             response = await self._post(
                 self.base_url + "/chat/completions",
                 model=model,
@@ -280,7 +294,9 @@ class OpenAIChatProvider(HTTPProvider):
                 mode = OutputMode(mode + 1)
                 self.memory.downgrade(self.base_url, model, mode)
                 continue
-            if response.status_code != 400:
+            if response.status_code != 400 or overflow_of(response) is not None:
+                # vLLM's overflow names 'max_tokens' ("is too large"): the prompt is what
+                # is refused, not the parameter, which must not be dropped for good.
                 return response
             refused = _refused_parameter(info, body)
             known = self.memory.refused.setdefault((self.base_url, model), set())

@@ -7,7 +7,11 @@
   the pull request base branch's required checks);
 * `pullRequest(number:)`: `commits` (newest `last` first, paged back with `before`),
   `reviews` with `authorCanPushToRepository` and inline `comments`, the conversation
-  `comments` with `authorAssociation`, and `closingIssuesReferences` read from the body.
+  `comments` with `authorAssociation`, `closingIssuesReferences` read from the body, and
+  `mergeQueueEntry` (GitHub's merge queue, `github_merge_queue`);
+* the mutations `enqueuePullRequest`, `dequeuePullRequest`, `enablePullRequestAutoMerge` and
+  `disablePullRequestAutoMerge`
+  over `github_merge_queue.MergeQueueModel`, refusing as GitHub does (`UNPROCESSABLE`).
 
 Every query is validated against the full published schema; only these fields resolve to data.
 """
@@ -30,6 +34,7 @@ from graphql import (
     build_schema,
 )
 
+from tests.support.fakes.github_merge_queue import MergeQueueModel
 from tests.support.fakes.github_model import CheckRun, CommitStatus, Pull, Repo, is_binary
 
 SCHEMA_PATH = Path(__file__).parents[2] / "fixtures" / "github" / "graphql" / "schema.graphql"
@@ -42,6 +47,7 @@ class GraphQLContext:
     find_repo: Callable[[str, str], Repo | None]
     installation_id: int
     app_slug: str = "judge-bot"
+    merge_queue: MergeQueueModel | None = None
 
 
 def _not_found(message: str) -> GraphQLError:
@@ -62,7 +68,7 @@ def _resolve_repository(
         "nameWithOwner": repo.full_name,
         "isPrivate": repo.private,
         "databaseId": repo.id,
-        "pullRequest": lambda _info, number: _pull_request(repo, int(number)),
+        "pullRequest": lambda _info, number: _pull_request(repo, int(number), context.merge_queue),
     }
 
 
@@ -204,7 +210,9 @@ def _page(items: list[Any], last: int | None, before: str | None) -> dict[str, A
     }
 
 
-def _pull_request(repo: Repo, number: int) -> dict[str, Any] | None:
+def _pull_request(
+    repo: Repo, number: int, merge_queue: MergeQueueModel | None = None
+) -> dict[str, Any] | None:
     pull = repo.pulls.get(number)
     if pull is None:
         return None
@@ -230,6 +238,9 @@ def _pull_request(repo: Repo, number: int) -> dict[str, Any] | None:
         "closingIssuesReferences": lambda _i, first=None, **_: {
             "nodes": _closing(repo, issue.body or "")[: first or None]
         },
+        "mergeQueueEntry": lambda _i: (
+            None if merge_queue is None else merge_queue.entry_of(repo, pull)
+        ),
     }
 
 
@@ -283,6 +294,50 @@ def _closing(repo: Repo, body: str) -> list[dict[str, Any]]:
     return found
 
 
+def _queue_model(info: GraphQLResolveInfo[GraphQLContext]) -> tuple[MergeQueueModel, int, str]:
+    context: GraphQLContext = info.context
+    if context.merge_queue is None:
+        raise GraphQLError("this fake GitHub has no merge queue model")
+    return context.merge_queue, context.installation_id, f"{context.app_slug}[bot]"
+
+
+def _enqueue(_root: Any, info: GraphQLResolveInfo[GraphQLContext], **args: Any) -> Any:
+    fields = args["input"]
+    model, installation, login = _queue_model(info)
+    entry = model.enqueue(
+        str(fields["pullRequestId"]),
+        installation,
+        fields.get("expectedHeadOid"),
+        bool(fields.get("jump")),
+        login,
+    )
+    return {"clientMutationId": fields.get("clientMutationId"), "mergeQueueEntry": entry}
+
+
+def _dequeue(_root: Any, info: GraphQLResolveInfo[GraphQLContext], **args: Any) -> Any:
+    fields = args["input"]
+    model, installation, _ = _queue_model(info)
+    entry = model.dequeue(str(fields["id"]), installation)
+    return {"clientMutationId": fields.get("clientMutationId"), "mergeQueueEntry": entry}
+
+
+def _auto_merge(_root: Any, info: GraphQLResolveInfo[GraphQLContext], **args: Any) -> Any:
+    fields = args["input"]
+    model, installation, _ = _queue_model(info)
+    method = str(fields.get("mergeMethod") or "MERGE").lower()
+    number = model.enable_auto_merge(
+        str(fields["pullRequestId"]), installation, fields.get("expectedHeadOid"), method
+    )
+    return {"clientMutationId": fields.get("clientMutationId"), "pullRequest": {"number": number}}
+
+
+def _disable_auto_merge(_root: Any, info: GraphQLResolveInfo[GraphQLContext], **args: Any) -> Any:
+    fields = args["input"]
+    model, installation, _ = _queue_model(info)
+    number = model.disable_auto_merge(str(fields["pullRequestId"]), installation)
+    return {"clientMutationId": fields.get("clientMutationId"), "pullRequest": {"number": number}}
+
+
 def _type_of(value: Any, *_: Any) -> str:
     return str(value["__typename"])
 
@@ -300,6 +355,12 @@ def github_schema() -> GraphQLSchema:
     assert isinstance(repository, GraphQLObjectType)
     assert isinstance(git_object, GraphQLInterfaceType)
     query.fields["repository"].resolve = _resolve_repository
+    mutation = schema.get_type("Mutation")
+    assert isinstance(mutation, GraphQLObjectType)
+    mutation.fields["enqueuePullRequest"].resolve = _enqueue
+    mutation.fields["dequeuePullRequest"].resolve = _dequeue
+    mutation.fields["enablePullRequestAutoMerge"].resolve = _auto_merge
+    mutation.fields["disablePullRequestAutoMerge"].resolve = _disable_auto_merge
     repository.fields["object"].resolve = _resolve_object
     git_object.resolve_type = _type_of
     return schema

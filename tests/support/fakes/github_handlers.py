@@ -136,22 +136,27 @@ class RestHandlers:
         if sha is None:
             raise FakeGitHubError(404, "Branch not found")
         api = f"{self.fake.base_url}/repos/{repo.full_name}"
+        # `fake.require_checks(repo, branch, ...)`: the protection GitHub then shows.
+        required = repo.required_checks.get(name, ())
         data: dict[str, Any] = oa.example("branch-get")
         data.update(
             name=name,
             commit=self.shapes.commit_json(repo, sha),
             _links={"html": f"https://github.com/{repo.full_name}/tree/{name}", "self": api},
-            protected=False,
+            protected=bool(required),
             protection={
-                "enabled": False,
+                "enabled": bool(required),
                 "required_status_checks": {
-                    "enforcement_level": "off",
-                    "contexts": [],
-                    "checks": [],
+                    "enforcement_level": "everyone" if required else "off",
+                    "contexts": list(required),
+                    "checks": [{"context": check, "app_id": None} for check in required],
                 },
             },
             protection_url=f"{api}/branches/{name}/protection",
         )
+        more = dict(repo.branch_protection.get(name, {}))
+        data["protection"]["required_status_checks"]["strict"] = bool(more.pop("strict", False))
+        data["protection"].update(more)
         return Reply(200, data)
 
     def _resolve(self, repo: Repo, ref: str) -> str:

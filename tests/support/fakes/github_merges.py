@@ -8,11 +8,17 @@
   missing (`checks_pending`), `behind` when the base requires an up-to-date branch
   (`strict`) and moved on, `dirty` on a conflict.
 * `PUT .../merge` answers 409 "Head branch was modified" when `sha` is not the head,
-  405 "Pull Request is not mergeable" when GitHub would not merge now; a merge makes a
+  405 "Pull Request is not mergeable" when GitHub would not merge now (the rule
+  violation "Changes must be made through the merge queue" on a branch whose rules hold
+  `merge_queue`: `fake.merge_queue.enable`); a merge makes a
   commit on the base branch (merge, squash or rebase) and closes the pull request.
 * `PUT .../update-branch` answers 422 unless `expected_head_sha` is the head, else 202
   and moves the head to a new merge commit of the base into it (recorded in `updates`,
   so tests can send the `synchronize` webhook GitHub would).
+* `POST .../git/refs` creates a branch (422 when it exists); `PATCH .../git/refs/heads/<b>`
+  moves it, a fast forward unless `force` (422 otherwise, and for a branch in
+  `refused_pushes`, as a protected branch answers); `POST .../merges` merges a commit into
+  a branch (201 a merge commit, 204 already there, 409 a file both sides changed).
 * `DELETE .../git/refs/heads/<branch>` removes the branch (recorded in `deleted_branches`);
   422 "Reference does not exist" for a branch already gone, 422 for the default branch.
 * `GET .../commits/{sha}/pulls`: the pull requests whose commits include `sha` (open and
@@ -35,6 +41,9 @@ if TYPE_CHECKING:
     from tests.support.fakes.github_shapes import Shapes
 
 NOT_MERGEABLE = "Pull Request is not mergeable"
+MERGE_QUEUE_REQUIRED = (
+    "Repository rule violations found\n\nChanges must be made through the merge queue"
+)
 NO_REFERENCE = "Reference does not exist"
 # `pull-request-simple` (list endpoints) lacks these fields of a full pull request.
 _FULL_ONLY = (
@@ -73,10 +82,18 @@ class MergeHandlers:
         self.merge_delay = 0.0
         self.merges_in_flight = 0
         self.max_merges_in_flight = 0
+        self.created_refs: list[str] = []
+        self.moved_refs: list[tuple[str, str]] = []
+        """(branch, sha) per `PATCH .../git/refs` that moved a branch."""
+        self.refused_pushes: dict[tuple[str, str], str] = {}
+        """(repository, branch) -> the message GitHub refuses a push to it with."""
 
     def table(self) -> dict[str, Handler]:
         return {
             "git/delete-ref": self._delete_ref,
+            "git/create-ref": self._create_ref,
+            "git/update-ref": self._update_ref,
+            "repos/merge": self._merge_branches,
             "repos/list-pull-requests-associated-with-commit": self._pulls_with_commit,
             "pulls/merge": self._merge,
             "pulls/update-branch": self._update_branch,
@@ -167,6 +184,8 @@ class MergeHandlers:
             return NOT_MERGEABLE
         if pull.conflict:
             return NOT_MERGEABLE
+        if self.fake.merge_queue.has_queue(repo, pull.base_ref):
+            return MERGE_QUEUE_REQUIRED
         if pull.strict and self.behind(repo, pull):
             return "Head branch is not up to date with the base branch."
         if pull.checks_pending:
@@ -304,6 +323,77 @@ class MergeHandlers:
         del repo.branches[name]
         self.deleted_branches.append(name)
         return Reply(204)
+
+    def _ref_json(self, repo: Repo, name: str) -> dict[str, Any]:
+        api = f"{self.fake.base_url}/repos/{repo.full_name}"
+        sha = repo.branches[name]
+        return {
+            "ref": f"refs/heads/{name}",
+            "node_id": f"REF_{repo.id}_{name}",
+            "url": f"{api}/git/refs/heads/{name}",
+            "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"},
+        }
+
+    async def _create_ref(self, incoming: Incoming) -> Reply:
+        repo = self._repo_for(incoming)
+        fields = incoming.json or {}
+        ref, sha = str(fields.get("ref") or ""), str(fields.get("sha") or "")
+        if not ref.startswith("refs/heads/"):
+            raise FakeGitHubError(422, "Reference name must start with 'refs/'")
+        name = ref.removeprefix("refs/heads/")
+        if name in repo.branches:
+            raise FakeGitHubError(422, "Reference already exists")
+        if sha not in repo.commits:
+            raise FakeGitHubError(422, "Object does not exist")
+        repo.branches[name] = sha
+        self.created_refs.append(name)
+        return Reply(201, self._ref_json(repo, name))
+
+    async def _update_ref(self, incoming: Incoming) -> Reply:
+        """A fast forward, or any move with `force`; a branch in `refused_pushes` answers
+        422 with its message, as a protected branch does."""
+        repo = self._repo_for(incoming)
+        kind, _, name = incoming.params["ref"].partition("/")
+        if kind != "heads" or name not in repo.branches:
+            raise FakeGitHubError(422, NO_REFERENCE)
+        fields = incoming.json or {}
+        sha = str(fields.get("sha") or "")
+        if sha not in repo.commits:
+            raise FakeGitHubError(422, "Object does not exist")
+        refused = self.refused_pushes.get((repo.full_name.lower(), name))
+        if refused is not None:
+            raise FakeGitHubError(422, refused)
+        if not fields.get("force") and repo.branches[name] not in repo.ancestors(sha):
+            raise FakeGitHubError(422, "Update is not a fast forward")
+        repo.branches[name] = sha
+        self.moved_refs.append((name, sha))
+        return Reply(200, self._ref_json(repo, name))
+
+    async def _merge_branches(self, incoming: Incoming) -> Reply:
+        """`POST .../merges`: a merge commit of `head` into the branch `base`, 204 when the
+        branch holds it already, 409 when both sides changed a file differently."""
+        repo = self._repo_for(incoming)
+        fields = incoming.json or {}
+        base, head = str(fields.get("base") or ""), str(fields.get("head") or "")
+        if base not in repo.branches:
+            raise FakeGitHubError(404, "Base does not exist")
+        head_sha = repo.resolve(head)
+        if head_sha is None:
+            raise FakeGitHubError(404, "Head does not exist")
+        base_head = repo.branches[base]
+        if head_sha in repo.ancestors(base_head):
+            return Reply(204)
+        fork_point = repo.merge_base(base_head, head_sha)
+        theirs = self._changes(repo, fork_point, head_sha)
+        ours = self._changes(repo, fork_point, base_head)
+        if any(path in ours and ours[path] != theirs[path] for path in theirs):
+            raise FakeGitHubError(409, "Merge conflict")
+        message = str(fields.get("commit_message") or f"Merge {head} into {base}")
+        commit = self.fake.add_commit(
+            repo, theirs, message=message, author="web-flow", parents=[base_head, head_sha]
+        )
+        repo.branches[base] = commit
+        return Reply(201, self.shapes.commit_json(repo, commit))
 
     async def _pulls_with_commit(self, incoming: Incoming) -> Reply:
         repo = self._repo_for(incoming)

@@ -174,6 +174,9 @@ class Repo:
     statuses: list[CommitStatus] = field(default_factory=list)
     required_checks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Branch -> the check and status names its protection requires."""
+    branch_protection: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Branch -> more of its protection as `GET .../branches/{branch}` shows it
+    (`required_pull_request_reviews`, `restrictions`, `strict` for the required checks)."""
     permissions: dict[str, str] = field(default_factory=dict)
     merge_methods: tuple[str, ...] = ("merge", "squash", "rebase")
 

@@ -40,6 +40,7 @@ from tests.support.fakes.github_handlers import RestHandlers
 from tests.support.fakes.github_hooks import HookDeliveryHandlers
 from tests.support.fakes.github_http import DOCS, FakeGitHubError, Handler, Incoming, Reply, iso
 from tests.support.fakes.github_manifests import ManifestHandlers
+from tests.support.fakes.github_merge_queue import MergeQueueModel
 from tests.support.fakes.github_merges import MergeHandlers
 from tests.support.fakes.github_model import (
     CheckRun,
@@ -135,7 +136,9 @@ class FakeGitHub:
         self.hooks = HookDeliveryHandlers(self, self.shapes)
         self.manifests = ManifestHandlers(self, self.shapes)
         self.merges = MergeHandlers(self, self.shapes)
+        self.merge_queue = MergeQueueModel(self)
         self._handlers: dict[str, Handler] = {
+            **self.merge_queue.table(),
             **RestHandlers(self, self.shapes).table(),
             **self.hooks.table(),
             **self.manifests.table(),
@@ -386,13 +389,14 @@ class FakeGitHub:
         *,
         description: str | None = None,
         creator: str = "ci-bot",
+        target_url: str | None = None,
     ) -> CommitStatus:
         """A commit status (`error`, `failure`, `pending` or `success`) on a commit."""
         if state not in {"error", "failure", "pending", "success"}:
             raise ValueError(f"unknown status state {state!r}")
         repo = self._as_repo(repo)
         status = CommitStatus(
-            self._new_id(), sha, context, state, description, None, creator, self.clock()
+            self._new_id(), sha, context, state, description, target_url, creator, self.clock()
         )
         repo.statuses.append(status)
         return status
@@ -731,6 +735,7 @@ class FakeGitHub:
             lambda owner, name: self.repos.get(f"{owner}/{name}".lower()),
             installation_id,
             self.app_slug,
+            self.merge_queue,
         )
         result = execute(
             github_schema(),
