@@ -48,7 +48,7 @@ from bot.merging.batching import (
     Result,
 )
 from bot.merging.driver import delete_merged_branch, run_step
-from bot.merging.eligibility import PullFacts, QueuedOptions
+from bot.merging.eligibility import PullFacts
 from bot.merging.merge_notices import COMMENT_LIMIT
 from bot.merging.queue_branch import BaseFacts, Conflict, QueueBranchCalls
 from bot.merging.step import Drop, MarkMerged, gone
@@ -82,7 +82,7 @@ class LeaseLost(Exception):
 
 
 def wants_batches(entry: MergeEntry) -> bool:
-    options = QueuedOptions.of(entry.options)
+    options = entry.options
     return options.batch_size > 1 or options.parallel_checks > 1
 
 
@@ -279,7 +279,7 @@ class QueueRun:
             await self.calls.comment(number, evicted_text(self.base_branch, told.reason))
             return
         note = ""
-        if QueuedOptions.of(entry.options).delete_branch:
+        if entry.options.delete_branch:
             pull = PullFacts.from_json(await self.calls.pull(number))
             note = await delete_merged_branch(self.calls, entry, pull)
         sha = entry.judged_sha or ""
@@ -408,7 +408,7 @@ async def run_batch_step(
     client = await services.github.installation_client(entry.installation_id)
     calls = QueueBranchCalls(client, entry.repository)
     facts = await calls.base_facts(entry.base_branch)
-    options = QueuedOptions.of(entry.options)
+    options = entry.options
     on = batching.batching_on(options.batch_size, options.parallel_checks, facts.way)
     in_flight = await storage.merge_batches(entry.repository, entry.base_branch)
     if not on and not in_flight:

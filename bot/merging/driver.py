@@ -34,7 +34,7 @@ from bot.merging.branch_cleanup import (
     deletion_sentence,
 )
 from bot.merging.conflicts import ChangedSide, conflict_candidates, conflict_files_text
-from bot.merging.eligibility import PullFacts, QueuedOptions
+from bot.merging.eligibility import PullFacts
 from bot.merging.github_calls import MergeCalls
 from bot.merging.github_handover import hand_over_refused_merge
 from bot.merging.step import (
@@ -153,7 +153,7 @@ async def tell(
 
 async def delete_merged_branch(calls: MergeCalls, entry: MergeEntry, pull: PullFacts) -> str:
     """Delete the merged head branch when configured; the sentence the comment adds."""
-    wanted = QueuedOptions.of(entry.options).delete_branch
+    wanted = entry.options.delete_branch
     branch = branch_to_delete(wanted, pull, entry.repository, entry.base_branch)
     if branch is None:
         return ""

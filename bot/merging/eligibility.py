@@ -22,6 +22,7 @@ from typing import Any
 from bot.judging.four_eyes import WRITE_PERMISSIONS
 from bot.judging.repo_config import MergeConfig
 from bot.judging.state import ShaState
+from bot.storage.base import MergeOptions
 
 ACCEPT = "accept"
 
@@ -89,51 +90,11 @@ class MergePolicy:
     batch_size: int = 1
     parallel_checks: int = 1
 
-    def options(self) -> dict[str, Any]:
-        """What a queue entry keeps of the policy (the method is resolved separately), as
-        storage keeps it; `QueuedOptions.of` reads it back."""
-        return QueuedOptions(
+    def options(self) -> MergeOptions:
+        """What a queue entry keeps of the policy (the method is resolved separately)."""
+        return MergeOptions(
             self.label, self.hold_label, self.delete_branch, self.batch_size, self.parallel_checks
-        ).as_json()
-
-
-@dataclass(frozen=True)
-class QueuedOptions:
-    """A queue entry's `options`, typed: what the step needs of `.github/judge.yml` as it
-    was when the pull request entered. Stored as JSON; a key missing or of another type
-    (rows written by hand, older rows) reads as unset."""
-
-    label: str | None = None
-    hold_label: str | None = None
-    delete_branch: bool = False
-    batch_size: int = 1
-    parallel_checks: int = 1
-    """`merge.batch_size` and `merge.parallel_checks`; the queue's head's decide."""
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "hold_label": self.hold_label,
-            "delete_branch": self.delete_branch,
-            "batch_size": self.batch_size,
-            "parallel_checks": self.parallel_checks,
-        }
-
-    @classmethod
-    def of(cls, stored: Mapping[str, Any]) -> QueuedOptions:
-        label, hold = stored.get("label"), stored.get("hold_label")
-        return cls(
-            label=label if isinstance(label, str) else None,
-            hold_label=hold if isinstance(hold, str) else None,
-            delete_branch=bool(stored.get("delete_branch")),
-            batch_size=_count(stored.get("batch_size")),
-            parallel_checks=_count(stored.get("parallel_checks")),
         )
-
-
-def _count(value: Any) -> int:
-    """A stored count; anything but a positive whole number (older rows) reads as 1."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def merge_policy(config: MergeConfig | None, installation_default: bool) -> MergePolicy:

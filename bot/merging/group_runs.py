@@ -7,7 +7,10 @@ when it was checked: without this, a reject (a person's override above all) afte
 hand-over could still be merged by GitHub.
 
     fail_groups   the live groups (`github_handover.groups_holding`) that merge the pull
-                  request at that head: their runs completed `failure`
+                  request at that head: their runs completed `failure`, and the sha
+                  taken from the delivery judging the group, if one still is: its
+                  completion (`RunHandle.complete`) finds the sha no longer its own and
+                  drops its accept instead of turning the run back to `success`
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from bot.judging.state import load_state, save_state, state_key
 from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
+
+# The owner of a group's sha once a reject failed it: no delivery's id, so no judging
+# of the group still under way owns the sha any more.
+FAILED_BY_REJECT = "merge-group-failed-by-reject"
 
 
 def group_failed_output(number: int, head: str, verdict: str, group_head: str) -> CheckRunOutput:
@@ -58,10 +65,21 @@ async def fail_groups(
         state = await load_state(storage, key)
         if state is None or state.check_run_id is None:
             continue
+        update = {
+            "verdict": "reject",
+            "conclusion": "failure",
+            "override": None,
+            "owner": FAILED_BY_REJECT,
+        }
+        # Taken before showing: a judgment of the group checking its ownership from now
+        # on writes nothing (`merging.handlers` fails the group again after one that
+        # checked just before).
+        failed_state = state.model_copy(update=update)
+        await save_state(storage, key, failed_state)
         output = group_failed_output(number, head, verdict, group_head)
-        shown = await show(gateway, state.check_run_id, state, output)
-        update = {"verdict": "reject", "conclusion": "failure", "override": None}
-        await save_state(storage, key, shown.model_copy(update=update))
+        await save_state(
+            storage, key, await show(gateway, state.check_run_id, failed_state, output)
+        )
         log.info("merge group %s failed: #%s is %s at %s", group_head, number, verdict, head)
         failed.append(group_head)
     return failed

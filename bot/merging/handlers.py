@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from gidgethub.abc import GitHubAPI
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
@@ -66,7 +67,9 @@ from bot.merging.github_handover import (
     remember_group,
     take_out,
 )
+from bot.merging.group_runs import fail_groups
 from bot.merging.merge_group import (
+    REJECT,
     GroupPlan,
     GroupPull,
     decide_group,
@@ -423,6 +426,29 @@ async def _complete_without_judges(
         log.info("merge group %s was taken over", target.head_sha, extra=context.log_extra())
 
 
+async def _fail_if_rejected_since(
+    context: Context, client: GitHubAPI, target: Target, pulls: Sequence[GroupPull]
+) -> None:
+    """A reject of a member at the head the group merges, landing while the group was
+    being decided, failed the group's run (`group_runs.fail_groups`); the group's own
+    completion may have written its accept over that failure just after: fail it again."""
+    for pull in pulls:
+        state = await load_state(context.storage, state_key(target.repository, pull.head_sha))
+        verdict = pull_outcome(state, pull.number)
+        if verdict == REJECT:
+            group = [target.head_sha]
+            await fail_groups(
+                context.storage,
+                client,
+                target.repository,
+                group,
+                pull.number,
+                pull.head_sha,
+                verdict,
+            )
+            return
+
+
 @router.register("merge_group", action="checks_requested")
 async def on_merge_group(event: Event, context: Context) -> None:
     """Required checks must report on merge groups, or the queue waits for ever."""
@@ -452,7 +478,8 @@ async def on_merge_group(event: Event, context: Context) -> None:
         title, summary = fail_summary(pulls, decision.rejected, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="failure", title=title, summary=summary))
         await _complete_without_judges(context, gateway, target, output, "reject")
-    elif decision.plan is GroupPlan.PASS:
+        return
+    if decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
         await _complete_without_judges(context, gateway, target, output, "accept")
@@ -467,6 +494,7 @@ async def on_merge_group(event: Event, context: Context) -> None:
             extra=context.log_extra(),
         )
         await judge_target(target, context, owner=context.delivery.delivery_id)
+    await _fail_if_rejected_since(context, client, target, pulls)
 
 
 @router.register("merge_group", action="destroyed")

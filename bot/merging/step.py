@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.merging.eligibility import PullFacts, QueuedOptions
+from bot.merging.eligibility import PullFacts
 from bot.storage.base import MergeEntry
 
 CONFLICT_LABEL = "judge:merge-conflict"
@@ -108,11 +108,10 @@ def gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
         return Drop("converted to draft")
     if pull.base_ref != entry.base_branch:
         return Drop(f"base branch changed to `{pull.base_ref}`")
-    options = QueuedOptions.of(entry.options)
-    hold = options.hold_label
+    hold = entry.options.hold_label
     if hold is not None and pull.has_label(hold):
         return Drop(f"held by the `{hold}` label")
-    label = options.label
+    label = entry.options.label
     if label is not None and not pull.has_label(label):
         return Drop(f"the `{label}` label was removed")
     return None

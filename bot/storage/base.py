@@ -10,7 +10,7 @@ All datetimes are timezone-aware UTC.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, NamedTuple, Protocol
@@ -137,12 +137,54 @@ _PRIORITY_ORDER: Final = (MergePriority.NORMAL, MergePriority.HIGH, MergePriorit
 
 
 @dataclass(frozen=True, slots=True)
-class NewMergeEntry:
-    """An approved pull request entering the queue of its base branch.
+class MergeOptions:
+    """What a queue entry's step needs of `.github/judge.yml`, as it was when the pull
+    request entered (the method is resolved and kept on its own). Stored as one JSON
+    object, `as_json`.
 
-    `options` are what the step needs from `.github/judge.yml`, taken when it entered
-    (method already resolved; label, hold label, delete_branch: the merge queue's typed
-    `QueuedOptions`, kept as JSON)."""
+    Rows outlive the code that wrote them, so reading is lenient: a key missing or of
+    another type (older rows, rows written by hand) reads as unset, and a key this version
+    does not know (written by a newer one, during a rolling upgrade) is ignored rather than
+    refused. Nothing is lost by that: options are never written back from a read entry,
+    only anew from the repository's configuration when the pull request is approved."""
+
+    label: str | None = None
+    hold_label: str | None = None
+    delete_branch: bool = False
+    batch_size: int = 1
+    parallel_checks: int = 1
+    """`merge.batch_size` and `merge.parallel_checks`; the queue's head's decide."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "hold_label": self.hold_label,
+            "delete_branch": self.delete_branch,
+            "batch_size": self.batch_size,
+            "parallel_checks": self.parallel_checks,
+        }
+
+    @classmethod
+    def from_json(cls, stored: Mapping[str, Any]) -> MergeOptions:
+        label, hold = stored.get("label"), stored.get("hold_label")
+        return cls(
+            label=label if isinstance(label, str) else None,
+            hold_label=hold if isinstance(hold, str) else None,
+            delete_branch=bool(stored.get("delete_branch")),
+            batch_size=_stored_count(stored.get("batch_size")),
+            parallel_checks=_stored_count(stored.get("parallel_checks")),
+        )
+
+
+def _stored_count(value: Any) -> int:
+    """A stored count; anything but a positive whole number (older rows) reads as 1."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+@dataclass(frozen=True, slots=True)
+class NewMergeEntry:
+    """An approved pull request entering the queue of its base branch, with what the step
+    needs from `.github/judge.yml` when it entered (`method` already resolved)."""
 
     repository: str
     base_branch: str
@@ -150,7 +192,7 @@ class NewMergeEntry:
     installation_id: int
     judged_sha: str
     method: str
-    options: dict[str, Any]
+    options: MergeOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +210,7 @@ class MergeEntry:
     judgment_version: int
     status: MergeStatus
     method: str
-    options: dict[str, Any]
+    options: MergeOptions
     attempts: int
     prechecks: int
     nudged: bool

@@ -15,7 +15,7 @@ import pytest
 
 from bot.reports import sources
 from bot.reports.triage import triage
-from bot.storage.base import NewMergeEntry, Storage
+from bot.storage.base import MergeOptions, NewMergeEntry, Storage
 from tests.dashboard.png import coloured_pixels, read_png
 from tests.dashboard.support import TOKEN, dashboard_settings, seed, serving
 from tests.reports.seeded import NOW
@@ -163,7 +163,7 @@ async def test_the_merge_queues_and_the_tag_filter(
     for pull in (11, 12):
         entry = NewMergeEntry(repository="octo/docs", base_branch="main", pull_number=pull,
                               installation_id=7, judged_sha="c" * 40, method="merge",
-                              options={})  # fmt: skip
+                              options=MergeOptions())  # fmt: skip
         await sqlite_storage.enqueue_merge(entry, actor="alice", reason="approved", now=NOW)
     settings = dashboard_settings(github_keypair.private_pem, tmp_path)
     async with serving(settings, sqlite_storage) as client:

@@ -23,7 +23,7 @@ from bot.reports.calibration_view import with_counts
 from bot.reports.kpis import calibrate
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import triage
-from bot.storage.base import MergeStatus, NewMergeEntry, Storage
+from bot.storage.base import MergeOptions, MergeStatus, NewMergeEntry, Storage
 from tests.dashboard.support import TOKEN, bearer, dashboard_settings, seed, serving
 from tests.reports.seeded import NOW, QUICK, call, day, judgment, store_all
 from tests.support.app_helpers import make_settings
@@ -64,7 +64,7 @@ def rejected(number: int, at: datetime, **extra: Any) -> VerdictRecord:
 def queued(number: int, repository: str = "octo/docs") -> NewMergeEntry:
     return NewMergeEntry(repository=repository, base_branch="main", pull_number=number,
                          installation_id=7, judged_sha="a" * 40, method="squash",
-                         options={})  # fmt: skip
+                         options=MergeOptions())  # fmt: skip
 
 
 def text_of(html: str, element_id: str) -> str:

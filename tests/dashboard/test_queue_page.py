@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from bot.merging.github_handover import HANDED_NAMESPACE, HandedOver, HandoverState
-from bot.storage.base import MergePriority, MergeStatus, NewMergeEntry, Storage
+from bot.storage.base import (
+    MergeOptions,
+    MergePriority,
+    MergeStatus,
+    NewMergeEntry,
+    Storage,
+)
 from tests.dashboard.support import TOKEN, bearer, dashboard_settings, seed, serving
 from tests.dashboard.test_browser import CHROMIUM, browser
 from tests.reports.seeded import NOW
@@ -26,7 +32,7 @@ __all__ = ["browser"]
 def queued(number: int, repository: str = "octo/docs") -> NewMergeEntry:
     return NewMergeEntry(repository=repository, base_branch="main", pull_number=number,
                          installation_id=7, judged_sha="a" * 40, method="squash",
-                         options={})  # fmt: skip
+                         options=MergeOptions())  # fmt: skip
 
 
 async def with_queues(storage: Storage) -> None:

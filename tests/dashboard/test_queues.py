@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.dashboard.queues import queue_panels, state_of
-from bot.storage.base import MergeEntry, MergeStatus
+from bot.storage.base import MergeEntry, MergeOptions, MergeStatus
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -26,7 +26,7 @@ def entry(
         "judgment_version": 1,
         "status": MergeStatus.PENDING,
         "method": "squash",
-        "options": {},
+        "options": MergeOptions(),
         "attempts": 0,
         "prechecks": 0,
         "nudged": False,

@@ -270,8 +270,10 @@ async def test_a_cli_printing_past_the_limit_is_killed_and_refused(
     time.sleep(60)
     """
     command = standin(tmp_path, body)
+    # The time limit only has to outlast the writing on a loaded machine: the refusal
+    # asserted below comes from the output limit, well before the stand-in's sleep ends.
     with pytest.raises(MalformedResponse) as caught:
-        await ask(command, time_limit=15.0)
+        await ask(command, time_limit=45.0)
     assert f"printed more than {limit} bytes on {stream}" in str(caught.value)
     parent, child = (int(p) for p in (tmp_path / "pids").read_text().split())
     assert await _until_gone(parent)

@@ -13,7 +13,6 @@ from bot.merging.eligibility import (
     MergePolicy,
     NotEligible,
     PullFacts,
-    QueuedOptions,
     QueueMove,
     Review,
     approver_candidates,
@@ -24,6 +23,7 @@ from bot.merging.eligibility import (
     merge_policy,
     queue_move,
 )
+from bot.storage.base import MergeOptions
 
 SHA = "c" * 40
 
@@ -118,13 +118,7 @@ def test_policy_from_config_and_installation_default() -> None:
     assert not merge_policy(MergeConfig(enabled=False), True).enabled
     policy = merge_policy(MergeConfig(enabled=True, method="rebase", label="go"), False)
     assert (policy.enabled, policy.method, policy.label) == (True, "rebase", "go")
-    assert policy.options() == {
-        "label": "go",
-        "hold_label": "judge:hold",
-        "delete_branch": False,
-        "batch_size": 1,
-        "parallel_checks": 1,
-    }
+    assert policy.options() == MergeOptions(label="go", hold_label="judge:hold")
 
 
 def test_approvers_are_latest_approvals_at_the_head_by_others() -> None:
@@ -193,21 +187,23 @@ def test_a_non_accept_takes_out_only_its_own_judgment(
 @pytest.mark.parametrize(
     ("stored", "expected"),
     [
-        ({}, QueuedOptions()),
+        ({}, MergeOptions()),
         (
             {"label": "automerge", "hold_label": "judge:hold", "delete_branch": True},
-            QueuedOptions("automerge", "judge:hold", True),
+            MergeOptions("automerge", "judge:hold", True),
         ),
         # rows written by hand or by older versions: a wrong type reads as unset
-        ({"label": 7, "hold_label": ["x"], "delete_branch": 0}, QueuedOptions()),
-        ({"hold_label": "", "delete_branch": "yes"}, QueuedOptions(None, "", True)),
+        ({"label": 7, "hold_label": ["x"], "delete_branch": 0}, MergeOptions()),
+        ({"hold_label": "", "delete_branch": "yes"}, MergeOptions(None, "", True)),
+        # a key from a newer version is ignored
+        ({"label": "go", "merge_train": {"cars": 2}}, MergeOptions("go")),
     ],
 )
 def test_queued_options_read_back_what_storage_keeps(
-    stored: dict[str, Any], expected: QueuedOptions
+    stored: dict[str, Any], expected: MergeOptions
 ) -> None:
-    assert QueuedOptions.of(stored) == expected
-    assert QueuedOptions.of(expected.as_json()) == expected
+    assert MergeOptions.from_json(stored) == expected
+    assert MergeOptions.from_json(expected.as_json()) == expected
 
 
 def test_pull_outcome_is_the_pull_requests_own() -> None:
@@ -226,8 +222,8 @@ def test_pull_outcome_is_the_pull_requests_own() -> None:
 
 def test_queued_batch_settings_read_back_and_odd_rows_read_as_one() -> None:
     policy = merge_policy(MergeConfig(enabled=True, batch_size=4, parallel_checks=2), False)
-    options = QueuedOptions.of(policy.options())
+    options = MergeOptions.from_json(policy.options().as_json())
     assert (options.batch_size, options.parallel_checks) == (4, 2)
     for odd in (None, True, 0, -3, "4", 2.5):
-        stored = QueuedOptions.of({"batch_size": odd, "parallel_checks": odd})
+        stored = MergeOptions.from_json({"batch_size": odd, "parallel_checks": odd})
         assert (stored.batch_size, stored.parallel_checks) == (1, 1)

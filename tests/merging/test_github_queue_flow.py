@@ -26,7 +26,7 @@ from bot.merging.github_handover import (
     uses_github_queue,
 )
 from bot.merging.step import Drop
-from bot.storage.base import MergeStatus, NewMergeEntry
+from bot.storage.base import MergeOptions, MergeStatus, NewMergeEntry
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.flow_helpers import (
@@ -339,7 +339,7 @@ async def test_a_405_that_needs_the_merge_queue_hands_the_entry_over(bot: Harnes
     calls = await merge_calls(bot)
     now = datetime.now(UTC)
     entry = await bot.storage.enqueue_merge(
-        NewMergeEntry(REPO.lower(), "main", number, 1, sha, "merge", {}),
+        NewMergeEntry(REPO.lower(), "main", number, 1, sha, "merge", MergeOptions()),
         actor="judge",
         reason="accepted",
         now=now,

@@ -13,6 +13,7 @@ from bot.services import ServiceHub
 from bot.storage.base import (
     Delivery,
     DeliveryStatus,
+    MergeOptions,
     MergeSettle,
     MergeStatus,
     NewMergeEntry,
@@ -61,7 +62,7 @@ def payload(action: str, *, merged: bool = False, head: str = OLD, **more: Any) 
 
 
 async def queued(storage: Storage) -> None:
-    entry = NewMergeEntry(REPO, "main", 5, 1, OLD, "merge", {})
+    entry = NewMergeEntry(REPO, "main", 5, 1, OLD, "merge", MergeOptions())
     await storage.enqueue_merge(entry, actor="judge", reason="accepted", now=NOW)
 
 

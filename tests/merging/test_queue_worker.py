@@ -18,7 +18,7 @@ from bot.merging.queue_worker import MergeQueueWorker, merge_queue_ctx
 from bot.merging.step import CONFLICT_LABEL, FAILED_LABEL
 from bot.services import ServiceHub
 from bot.settings.merge import MergeSettings, default_merge_settings
-from bot.storage.base import MergeStatus, NewMergeEntry, Storage
+from bot.storage.base import MergeOptions, MergeStatus, NewMergeEntry, Storage
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
 from tests.support.flow_helpers import (
@@ -77,7 +77,7 @@ async def test_worker_idles_without_services_and_is_installed_once(
     assert await worker.run_once() == 0
     assert await worker.seconds_to_wait() == 5.0
     await sqlite_storage.enqueue_merge(
-        NewMergeEntry("o/r", "main", 1, 1, "a" * 40, "merge", {}),
+        NewMergeEntry("o/r", "main", 1, 1, "a" * 40, "merge", MergeOptions()),
         actor="t",
         reason="t",
         now=datetime.now(UTC) + timedelta(seconds=1),

@@ -23,7 +23,7 @@ from bot.merging.step import (
     after_update,
     decide_step,
 )
-from bot.storage.base import MergeEntry, MergeStatus
+from bot.storage.base import MergeEntry, MergeOptions, MergeStatus
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 LIMITS = MergeLimits(
@@ -47,7 +47,7 @@ def entry(**changes: Any) -> MergeEntry:
         judgment_version=1,
         status=MergeStatus.PROCESSING,
         method="squash",
-        options={"hold_label": "judge:hold", "label": None, "delete_branch": False},
+        options=MergeOptions(hold_label="judge:hold"),
         attempts=0,
         prechecks=0,
         nudged=False,
@@ -101,13 +101,13 @@ CASES = [
     ("held", entry(), pull(labels=("JUDGE:HOLD",)), Drop("held by the `judge:hold` label")),
     (
         "merge label removed",
-        entry(options={"label": "automerge", "hold_label": "judge:hold"}),
+        entry(options=MergeOptions(label="automerge", hold_label="judge:hold")),
         pull(),
         Drop("the `automerge` label was removed"),
     ),
     (
         "merge label present",
-        entry(options={"label": "automerge", "hold_label": "judge:hold"}),
+        entry(options=MergeOptions(label="automerge", hold_label="judge:hold")),
         pull(labels=("automerge",)),
         Merge(SHA, "squash"),
     ),

@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from bot.storage.base import MergeSettle, MergeStatus, NewMergeEntry, Storage
+import pytest
+
+from bot.storage.base import MergeOptions, MergeSettle, MergeStatus, NewMergeEntry, Storage
 from bot.storage.postgres import PostgresStorage
+from bot.storage.sql import Sql, SqlStore
 from bot.storage.sqlite import SqliteStorage
 from tests.support.storage_fixtures import StorageBackend
 
@@ -24,7 +27,7 @@ def new(number: int, *, base: str = "main", sha: str | None = None) -> NewMergeE
         installation_id=1,
         judged_sha=sha or f"{number:040x}",
         method="squash",
-        options={"hold_label": "judge:hold", "delete_branch": True},
+        options=MergeOptions(hold_label="judge:hold", delete_branch=True),
     )
 
 
@@ -40,11 +43,42 @@ async def test_entries_queue_in_order_and_only_heads_are_claimed(storage: Storag
     await enqueue(storage, 9, base="dev")
     queue = await storage.merge_queue(REPO, "main")
     assert [e.pull_number for e in queue] == [1, 2, 3]
-    assert queue[0].options == {"hold_label": "judge:hold", "delete_branch": True}
+    assert queue[0].options == MergeOptions(hold_label="judge:hold", delete_branch=True)
     claimed = await storage.claim_merge_heads("w1", 10, 60, NOW)
     assert sorted(e.pull_number for e in claimed) == [1, 9]
     assert all(e.status is MergeStatus.PROCESSING and e.lease_owner == "w1" for e in claimed)
     assert await storage.claim_merge_heads("w2", 10, 60, NOW) == []
+
+
+SET_OPTIONS = Sql("UPDATE merge_queue SET options = :options WHERE pull_number = :number")
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        # as the first merge queue wrote them, before batches
+        (
+            '{"label": "automerge", "hold_label": "judge:hold", "delete_branch": true}',
+            MergeOptions("automerge", "judge:hold", True),
+        ),
+        ("{}", MergeOptions()),
+        # a newer version's key is ignored, the rest still read
+        (
+            '{"hold_label": "hold", "batch_size": 3, "merge_train": {"cars": 2}}',
+            MergeOptions(hold_label="hold", batch_size=3),
+        ),
+    ],
+)
+async def test_options_stored_by_other_versions_load(
+    storage: Storage, stored: str, expected: MergeOptions
+) -> None:
+    await enqueue(storage, 1)
+    assert isinstance(storage, SqlStore)
+    assert await storage._sql.run(SET_OPTIONS, options=stored, number=1) == 1
+    [entry] = await storage.merge_queue(REPO, "main")
+    assert entry.options == expected
+    [claimed] = await storage.claim_merge_heads("w1", 10, 60, NOW)
+    assert claimed.options == expected
 
 
 async def test_a_waiting_head_holds_its_queue(storage: Storage) -> None:

@@ -12,7 +12,13 @@ import pytest
 
 from bot.judge.records import Tier, Verdict
 from bot.reports.facts import facts_of_rows
-from bot.storage.base import MergeStatus, NewMergeEntry, Storage, StoredVerdict
+from bot.storage.base import (
+    MergeOptions,
+    MergeStatus,
+    NewMergeEntry,
+    Storage,
+    StoredVerdict,
+)
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
 from bot.storage.verdict_facts import UNREADABLE, fact_columns, tags_of
@@ -186,7 +192,7 @@ async def test_kv_rows_by_key_prefix(storage: Storage) -> None:
 def new_entry(repository: str, base: str, pull: int) -> NewMergeEntry:
     return NewMergeEntry(repository=repository, base_branch=base, pull_number=pull,
                          installation_id=7, judged_sha="a" * 40, method="squash",
-                         options={})  # fmt: skip
+                         options=MergeOptions())  # fmt: skip
 
 
 async def test_every_active_merge_entry(storage: Storage) -> None:
