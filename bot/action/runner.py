@@ -63,7 +63,7 @@ from bot.merging import handlers as merging
 from bot.services import ServiceHub, Services
 from bot.settings.features import FeatureSettings
 from bot.storage import storage_from_url
-from bot.storage.base import Delivery, DeliveryStatus, Storage
+from bot.storage.base import Delivery, Storage
 
 log = logging.getLogger(__name__)
 
@@ -190,21 +190,14 @@ def _context(
     action = settings.action
     hub.plug(REACTIONS, ActionReactions(action.action_merge, action.action_merge_method))
     now = datetime.now(UTC)
-    delivery = Delivery(
-        delivery_id=env.run_name,
-        event=env.event_name,
+    delivery = Delivery.in_hand(
+        env.run_name,
+        env.event_name,
         action=str(payload.get("action") or "") or None,
         installation_id=WORKFLOW_INSTALLATION,
         repository=env.repository,
         body=b"",
-        status=DeliveryStatus.PROCESSING,
-        attempts=1,
-        received_at=now,
-        next_attempt_at=now,
-        lease_owner=None,
-        lease_expires_at=None,
-        last_error=None,
-        finished_at=None,
+        now=now,
     )
     return Context(delivery, storage, hub)
 

@@ -128,19 +128,15 @@ class CommitSource(Protocol):
     async def reverts(self) -> list[tuple[str, str]]:
         """(reverting commit, full sha of the commit it reverts) for every revert that
         landed on the default branch, of a commit the branch held before."""
-        ...
 
     async def has(self, commit: str) -> bool:
         """Whether the clone holds `commit`."""
-        ...
 
     async def changed(self, commit: str) -> frozenset[str]:
         """The paths `commit` changed against its first parent."""
-        ...
 
     async def read(self, commit: str, path: str) -> str | None:
         """The file at `commit`, None when the commit or the path is not there."""
-        ...
 
 
 @dataclass

@@ -33,7 +33,6 @@ from bot.storage.base import (
     BatchFailure,
     CheckResult,
     Delivery,
-    DeliveryStatus,
     MergeBatch,
     Storage,
 )
@@ -86,21 +85,14 @@ def worker_context(
 ) -> Context:
     """What judging needs of a delivery, for a judgment the queue's worker asks for."""
     now = clock()
-    delivery = Delivery(
-        delivery_id=f"merge-batch-{batch.id}",
-        event="merge_queue_batch",
+    delivery = Delivery.in_hand(
+        f"merge-batch-{batch.id}",
+        "merge_queue_batch",
         action=None,
         installation_id=installation_id,
         repository=batch.repository,
         body=b"{}",
-        status=DeliveryStatus.PROCESSING,
-        attempts=1,
-        received_at=now,
-        next_attempt_at=now,
-        lease_owner=None,
-        lease_expires_at=None,
-        last_error=None,
-        finished_at=None,
+        now=now,
     )
     return Context(delivery, storage, hub, clock)
 

@@ -61,6 +61,37 @@ class Delivery:
     last_error: str | None
     finished_at: datetime | None
 
+    @classmethod
+    def in_hand(
+        cls,
+        delivery_id: str,
+        event: str,
+        *,
+        action: str | None,
+        installation_id: int,
+        repository: str,
+        body: bytes,
+        now: datetime,
+    ) -> Delivery:
+        """A delivery being worked on that no intake queue holds (a workflow run, the
+        merge queue's own judgment): first attempt, no lease."""
+        return cls(
+            delivery_id=delivery_id,
+            event=event,
+            action=action,
+            installation_id=installation_id,
+            repository=repository,
+            body=body,
+            status=DeliveryStatus.PROCESSING,
+            attempts=1,
+            received_at=now,
+            next_attempt_at=now,
+            lease_owner=None,
+            lease_expires_at=None,
+            last_error=None,
+            finished_at=None,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Installation:
