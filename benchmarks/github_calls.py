@@ -45,7 +45,7 @@ from tests.support.app_helpers import make_settings  # noqa: E402
 from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply  # noqa: E402
-from tests.support.flow_helpers import QUICK, judge_config, pull_request_payload  # noqa: E402
+from tests.support.flow_helpers import QUICK, judge_settings, pull_request_payload  # noqa: E402
 from tests.support.webhook_helpers import webhook_headers  # noqa: E402
 
 REPO = "octo/hello"
@@ -155,8 +155,8 @@ async def run() -> None:
                 graphql_url=fake.graphql_url,
                 policy=RetryPolicy(write_interval=0.0),
             )
-            config = judge_config(llm, deep_model=None, tiebreaker_model=None)
-            app = create_app(settings, storage=store, github=github, judge_config=config)
+            config = judge_settings(llm, deep_model=None, tiebreaker_model=None)
+            app = create_app(settings, storage=store, github=github, judge_settings=config)
             client = TestClient(TestServer(app, host="127.0.0.1"))
             await client.start_server()
 

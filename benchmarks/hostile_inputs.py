@@ -43,7 +43,7 @@ from tests.support.app_helpers import make_settings  # noqa: E402
 from tests.support.fakes.github_fixtures import new_key_pair  # noqa: E402
 from tests.support.fakes.github_server import FakeGitHub  # noqa: E402
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply  # noqa: E402
-from tests.support.flow_helpers import judge_config, pull_request_payload  # noqa: E402
+from tests.support.flow_helpers import judge_settings, pull_request_payload  # noqa: E402
 from tests.support.webhook_helpers import example, webhook_headers  # noqa: E402
 
 REPO = "octo/hello"
@@ -152,7 +152,9 @@ async def run() -> None:
                 graphql_url=fake.graphql_url,
                 policy=RetryPolicy(write_interval=0.0),
             )
-            app = create_app(settings, storage=store, github=github, judge_config=judge_config(llm))
+            app = create_app(
+                settings, storage=store, github=github, judge_settings=judge_settings(llm)
+            )
             client = TestClient(TestServer(app, host="127.0.0.1"))
             await client.start_server()
             try:

@@ -1,7 +1,7 @@
 """What one change costs in judge requests and model calls, by the size of its file.
 
 One Markdown file of prose (content rubric) per change, at 2k, 6k, 30k and 100k
-characters, with the default settings (`RepoConfig()`, `JudgeConfig` with three tiers
+characters, with the default settings (`RepoConfig()`, `JudgeSettings` with three tiers
 of default budgets: quick 4,000 characters, deep and tiebreaker 32,000). The requests
 come from `judge_requests` twice: as one request per rubric group (`window_chars=None`,
 before windows) and with the window budget the flow passes (`window_budget`). Each
@@ -31,10 +31,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, VerdictRecord
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.judge_requests import JudgeInputs, judge_requests, window_budget
 from bot.judging.repo_config import RepoConfig
 from bot.judging.target import Target
@@ -122,7 +122,7 @@ def line(label: str, cost: Cost) -> str:
 async def main_async() -> None:
     fake = FakeOpenAIServer(responder=accept)
     await fake.start()
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,

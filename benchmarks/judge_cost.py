@@ -36,12 +36,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.engine.seating import JudgePanel, Seat, build_panel
 from bot.judge.providers import Completion, LLMProvider
 from bot.judge.records import JudgedFile, TaskSpec
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
 
@@ -192,7 +192,7 @@ class Result:
 async def run(
     workload: Workload, *, with_storage: bool, fake: FakeOpenAIServer, db_dir: Path
 ) -> Result:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.local_servers import (
     LlamaCppPythonServer,
     LlamaServer,
@@ -72,7 +72,7 @@ def changes(count: int) -> list[tuple[str, int]]:
 
 def scaled_timeouts(scale: float) -> dict[str, float]:
     """judge-bot's default timeouts at `scale` of real time."""
-    defaults = JudgeConfig()
+    defaults = JudgeSettings()
     names = ("quick_timeout", "deep_timeout", "tiebreaker_timeout", "wall_clock_budget")
     return {name: float(getattr(defaults, name)) * scale for name in names}
 

@@ -40,11 +40,11 @@ from bot.intake.recovery import missed_deliveries_ctx
 from bot.intake.webhooks import make_webhook_handler
 from bot.intake.worker import AttemptPolicy as DeliveryRetryPolicy
 from bot.intake.worker import Worker, WorkerPool
-from bot.judge.config import JudgeConfig
 from bot.judge.doctor.background import ProbeBoard, probe_ctx, waiting_note
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.self_check import health_detail, self_check_ctx
 from bot.judge.engine.tier_status import TierBoard, statuses_from_config
+from bot.judge.settings import JudgeSettings
 from bot.judging.reactions import REACTIONS
 from bot.merging.queue_worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -56,7 +56,7 @@ from bot.reports.kpi_metrics import KpiGauges, KpiRefresher, kpi_metrics_ctx
 from bot.reports.thresholds import CalibrationThresholds
 from bot.routing import build_router
 from bot.services import ServiceHub, Services, StorageWrites
-from bot.settings import Settings, load_judge_config, load_judge_section
+from bot.settings import Settings, load_judge_section, load_judge_settings
 from bot.settings.features import FeatureSettings, load_feature_settings
 from bot.storage import storage_from_url
 from bot.storage.base import MAX_BODY_BYTES, Storage, StorageUnavailable
@@ -93,7 +93,7 @@ def create_app(
     *,
     storage: Storage | None = None,
     github: GitHubApp | None = None,
-    judge_config: JudgeConfig | None = None,
+    judge_settings: JudgeSettings | None = None,
     features: FeatureSettings | None = None,
     router: Router | None = None,
     start_workers: bool = True,
@@ -102,7 +102,7 @@ def create_app(
     """Build the application. Nothing connects until the app starts (cleanup contexts).
 
     `github` lets tests pass a GitHubApp pointed at a fake server; otherwise it is built
-    from `settings`. `judge_config` defaults to what `JUDGE_*` says now (environment, then
+    from `settings`. `judge_settings` defaults to what `JUDGE_*` says now (environment, then
     .env, as `serve` reads it); the services and the pages share that one config.
     `features` (merge queue, research rubric, notifications) likewise.
     """
@@ -117,7 +117,7 @@ def create_app(
     # One router shared by intake and the workers: intake stores what the router has no
     # callback for as done.
     routes = router or build_router()
-    config = judge_config if judge_config is not None else load_judge_config()
+    config = judge_settings if judge_settings is not None else load_judge_settings()
     feature_settings = features if features is not None else load_feature_settings()
     board = TierBoard(statuses_from_config(config))
     dispatcher = Dispatcher(routes, store, hub, clock)
@@ -257,7 +257,7 @@ def _services_ctx(
     hub: ServiceHub,
     github: GitHubApp | None,
     health: GitHubHealth,
-    config: JudgeConfig,
+    config: JudgeSettings,
     features: FeatureSettings,
 ) -> CleanupContext:
     """The HTTP clients live as long as the app; the services built on them go in `hub`.
@@ -287,7 +287,7 @@ def _services_ctx(
             hub.provide(
                 Services(
                     github=client,
-                    judge_config=config,
+                    judge_settings=config,
                     engine=JudgeEngine.from_config(config, llm_client, store),
                     llm_client=llm_client,
                     max_attempts=settings.max_attempts,

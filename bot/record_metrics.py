@@ -16,8 +16,8 @@ Where the record says what is counted:
 
 from __future__ import annotations
 
-from bot.judge.config import Mode
 from bot.judge.records import CallStats, VerdictRecord
+from bot.judge.settings import Mode
 from bot.metrics import Metrics
 
 # First matching prefix wins: "HTTP 429 " before any other status.

@@ -16,9 +16,9 @@ import httpx
 from cachetools import LRUCache
 
 from bot.github.client import GitHubApp
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.link_health import LinkHealth
 from bot.metrics import Metrics
 from bot.notify.sender import Notifier
@@ -35,7 +35,7 @@ EngineKey = tuple[tuple[str, str | None], ...]
 @dataclass
 class Services:
     github: GitHubApp
-    judge_config: JudgeConfig
+    judge_settings: JudgeSettings
     engine: JudgeEngine
     llm_client: httpx.AsyncClient
     max_attempts: int = 1

@@ -37,7 +37,7 @@ from packaging.version import Version
 
 from bot.action.outcome import RunOutcome, output_lines
 from bot.action.settings import ActionSettings
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from tests.test_docs_readme import anchors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -465,7 +465,7 @@ def test_every_output_is_one_judge_bot_writes() -> None:
 def test_every_judge_input_names_a_setting_judge_bot_reads() -> None:
     settings = {
         f"JUDGE_{name.upper()}"
-        for model in (JudgeConfig, ActionSettings)
+        for model in (JudgeSettings, ActionSettings)
         for name in model.model_fields
     }
     mapped = judge_env_inputs()

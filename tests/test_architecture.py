@@ -64,7 +64,7 @@ EXCEPTIONS = {
 # The judge's rooms (bot/judge/*/) and its top-level modules, lowest first.
 JUDGE_ROOMS: tuple[frozenset[str], ...] = (
     frozenset({"records", "authorship", "watched_authors", "providers"}),
-    frozenset({"rubrics", "config", "record_table"}),
+    frozenset({"rubrics", "settings", "record_table"}),
     frozenset({"checks", "tagging"}),
     frozenset({"engine", "console"}),
     frozenset({"doctor"}),

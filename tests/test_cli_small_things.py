@@ -20,7 +20,6 @@ import pytest
 from aiohttp import web
 
 from bot.cli.judge import main, parse_since
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import append_record, self_check
 from bot.judge.engine.self_check import (
     ModelListing,
@@ -32,6 +31,7 @@ from bot.judge.engine.self_check import (
 )
 from bot.judge.engine.tier_status import TierBoard, statuses_from_config
 from bot.judge.records import Tier
+from bot.judge.settings import JudgeSettings
 from bot.metrics import Metrics
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer
@@ -96,7 +96,7 @@ def test_advice_fits_the_cause(listing: ModelListing, says: str, never: str) -> 
     assert says in text and never not in text
 
 
-async def _checked_once(config: JudgeConfig, caplog: pytest.LogCaptureFixture) -> list[str]:
+async def _checked_once(config: JudgeSettings, caplog: pytest.LogCaptureFixture) -> list[str]:
     async with httpx.AsyncClient() as http:
         check = SelfCheck(TierBoard(statuses_from_config(config)), config, http, Metrics())
         with caplog.at_level(logging.INFO, logger=SELF_CHECK_LOG):
@@ -109,7 +109,7 @@ async def test_an_unreachable_endpoint_is_named_with_its_cause(
 ) -> None:
     """The defect: "...; the tier fails open until this is fixed (set JUDGE_QUICK_MODEL).
     Models it lists: none" for an endpoint nothing listens on."""
-    config = JudgeConfig(llm_base_url="http://127.0.0.1:9/v1", quick_model="gpt-5-nano")
+    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="gpt-5-nano")
     (warning,) = await _checked_once(config, caplog)
     assert warning.startswith(
         "judge quick tier: 127.0.0.1:9 could not be reached: connection refused; "
@@ -122,7 +122,7 @@ async def test_a_refused_key_asks_for_the_key(
     fake_llm: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.models = ["gpt-5-nano"]
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake_llm.base_url, llm_api_key="wrong-key", quick_model="gpt-5-nano"
     )
     (warning,) = await _checked_once(config, caplog)
@@ -134,7 +134,7 @@ async def test_a_model_not_listed_still_asks_for_another_model(
     fake_llm: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.models = ["llama-3.3-70b"]
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake_llm.base_url, llm_api_key="test-key", quick_model="llama3.1-70b"
     )
     (warning,) = await _checked_once(config, caplog)
@@ -145,7 +145,7 @@ async def test_a_connect_timeout_is_unreachable() -> None:
     def connect_timeout(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectTimeout("timed out", request=request)
 
-    config = JudgeConfig(llm_base_url="http://127.0.0.1:9/v1", quick_model="m")
+    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="m")
     async with httpx.AsyncClient(transport=httpx.MockTransport(connect_timeout)) as http:
         listing = await list_models(http, config.tiers()[Tier.QUICK])
     assert listing == ModelListing(
@@ -163,7 +163,7 @@ async def test_a_slow_list_is_unreachable_too(
     monkeypatch.setattr(self_check, "LIST_TIMEOUT_SECONDS", 0.2)
     base = await raw_server(hang)
     async with httpx.AsyncClient() as http:
-        config = JudgeConfig(llm_base_url=base, quick_model="m")
+        config = JudgeSettings(llm_base_url=base, quick_model="m")
         listing = await list_models(http, config.tiers()[Tier.QUICK])
     assert listing.trouble is Trouble.UNREACHABLE and "in time" in (listing.problem or "")
 

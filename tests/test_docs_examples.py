@@ -24,7 +24,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.judge.authorship import family_of_model
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.judging.config_file import RepoConfigError, parse_repo_config
 from bot.judging.flow import model_overrides
 from bot.judging.repo_config import RepoConfig
@@ -107,7 +107,7 @@ def documented_examples() -> list[Example]:
     return found
 
 
-def installation_config(avoid: set[str]) -> JudgeConfig:
+def installation_config(avoid: set[str]) -> JudgeSettings:
     """An installation with three tiers of three families, none of them in `avoid`."""
     chosen: list[str] = []
     families = set(avoid)
@@ -117,7 +117,7 @@ def installation_config(avoid: set[str]) -> JudgeConfig:
             chosen.append(model)
             families.add(family)
     quick, deep, tiebreaker = chosen[:3]
-    return JudgeConfig(
+    return JudgeSettings(
         llm_base_url=_LLM_BASE_URL,
         quick_model=quick,
         deep_model=deep,
@@ -136,7 +136,7 @@ def four_eyes_problem(config: RepoConfig) -> str | None:
     ]
     installation = installation_config({family_of_model(model) for model in tier_models})
     try:
-        JudgeConfig(**{**installation.model_dump(), **overrides})
+        JudgeSettings(**{**installation.model_dump(), **overrides})
     except ValidationError as exc:
         return str(exc.errors()[0].get("msg", "invalid models")).removeprefix("Value error, ")
     return None
@@ -147,7 +147,7 @@ EXAMPLES = documented_examples()
 
 @pytest.fixture(autouse=True)
 def _no_judge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """JudgeConfig reads JUDGE_* variables: the machine's must not decide these tests."""
+    """JudgeSettings reads JUDGE_* variables: the machine's must not decide these tests."""
     for name in list(os.environ):
         if name.startswith("JUDGE_"):
             monkeypatch.delenv(name)

@@ -24,12 +24,12 @@ import jsonschema
 import pytest
 
 from bot.judge.authorship import DEFAULT_FAMILY_PATTERNS, family_of_model
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.review_context import CiResult, FileDiff
 from bot.judge.records import JudgedFile, RubricName
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.judge_requests import JudgeInputs, judge_requests, window_budget
 from bot.judging.repo_config import RepoConfig
 from bot.judging.target import Target
@@ -101,7 +101,7 @@ def settings_blocks() -> list[dict[str, str]]:
     return found
 
 
-def keys_by_host(config: JudgeConfig) -> dict[str, set[str]]:
+def keys_by_host(config: JudgeSettings) -> dict[str, set[str]]:
     hosts: dict[str, set[str]] = {}
     for seat in config.tiers().values():
         if seat.api_key is not None:
@@ -128,7 +128,7 @@ def test_settings_block_starts_and_sends_each_key_to_one_host(
     assert judge_names <= all_setting_names()
     for name, value in block.items():
         monkeypatch.setenv(name, value)
-    config = JudgeConfig()
+    config = JudgeSettings()
     if any(name.endswith("_MODEL") for name in block):
         assert config.tiers(), "the block configures a judge that can run"
     for key, hosts in keys_by_host(config).items():
@@ -137,7 +137,7 @@ def test_settings_block_starts_and_sends_each_key_to_one_host(
 
 def test_a_global_key_never_follows_a_tier_to_its_own_host() -> None:
     """JUDGE_LLM_API_KEY goes only to the global endpoint, never to a tier's local server."""
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_api_key="sk-global",
         llm_provider="anthropic",
         quick_model="qwen2.5:7b-instruct",
@@ -264,7 +264,7 @@ async def measure(change: Change) -> tuple[int, int]:
     server = FakeOpenAIServer(responder=change.answer)
     await server.start()
     try:
-        config = JudgeConfig(
+        config = JudgeSettings(
             llm_base_url=server.base_url,
             llm_api_key="test-key",
             quick_model=QUICK,
@@ -345,7 +345,7 @@ def recipe_rows() -> dict[str, list[str]]:
 
 
 def test_the_hosted_defaults_column_is_what_the_code_defaults_to() -> None:
-    config = JudgeConfig()
+    config = JudgeSettings()
     hosted = {name: cells[1] for name, cells in recipe_rows().items()}
     assert hosted["JUDGE_TIMEOUT"] == (
         f"{config.quick_timeout:.0f} s quick, {config.deep_timeout:.0f} s deep, "

@@ -21,7 +21,7 @@ import pytest
 from aiohttp import web
 
 from bot.app import create_app
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.routing import build_router
 from bot.settings import Settings
 from tests.support.app_helpers import make_settings
@@ -107,12 +107,12 @@ def registered(app: web.Application) -> set[tuple[str, str]]:
 
 
 def test_the_endpoint_table_lists_every_route(tmp_path: Path, github_keypair: Any) -> None:
-    judges = JudgeConfig()
+    judges = JudgeSettings()
     configured = make_settings(github_keypair.private_pem, tmp_path, DASHBOARD_TOKEN="t" * 32)
     setup = Settings(_env_file=None, DATABASE_URL=f"sqlite:///{tmp_path / 'setup.sqlite3'}")
     routes = set()
     for settings in (configured, setup):
-        routes |= registered(create_app(settings, judge_config=judges, start_workers=False))
+        routes |= registered(create_app(settings, judge_settings=judges, start_workers=False))
     assert documented_endpoints() == routes
 
 

@@ -16,8 +16,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from bot.app import DOCTOR_BOARD, TIER_BOARD
-from bot.judge.config import JudgeConfig
 from bot.judge.doctor.background import NOT_CONFIGURED, OFF
+from bot.judge.settings import JudgeSettings
 from tests.support.app_helpers import make_settings, running_app
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -26,8 +26,8 @@ ACCEPT = {"scores": {"semantic": 4, "pragmatic": 4, "syntactic": 5}, "reasoning"
 QUICK, DEEP = "gpt-5-nano", "kimi-k2.5"
 
 
-def judges(llm: FakeOpenAIServer) -> JudgeConfig:
-    return JudgeConfig(
+def judges(llm: FakeOpenAIServer) -> JudgeSettings:
+    return JudgeSettings(
         _env_file=None,
         llm_base_url=llm.base_url,
         llm_api_key=KEY,
@@ -60,7 +60,7 @@ async def test_health_detail_and_the_status_page_show_the_latest_probe(
     settings = make_settings(
         github_keypair.private_pem, tmp_path, JUDGE_PROBE_INTERVAL_SECONDS=3600
     )
-    async with running_app(settings, start_workers=False, judge_config=judges(fake_llm)) as (
+    async with running_app(settings, start_workers=False, judge_settings=judges(fake_llm)) as (
         client,
         app,
     ):
@@ -101,7 +101,7 @@ async def test_with_probing_off_nothing_calls_a_model_and_both_say_why(
     tmp_path: Path, github_keypair: Any, fake_llm: FakeOpenAIServer
 ) -> None:
     settings = make_settings(github_keypair.private_pem, tmp_path)
-    async with running_app(settings, start_workers=False, judge_config=judges(fake_llm)) as (
+    async with running_app(settings, start_workers=False, judge_settings=judges(fake_llm)) as (
         client,
         _,
     ):
@@ -119,7 +119,7 @@ async def test_without_a_configured_tier_the_board_says_so(
         github_keypair.private_pem, tmp_path, JUDGE_PROBE_INTERVAL_SECONDS=3600
     )
     async with running_app(
-        settings, start_workers=False, judge_config=JudgeConfig(_env_file=None)
+        settings, start_workers=False, judge_settings=JudgeSettings(_env_file=None)
     ) as (
         client,
         _,
@@ -143,7 +143,7 @@ async def test_the_model_list_self_check_alone_sends_no_judgment(
         JUDGE_SELF_CHECK_INTERVAL_SECONDS=3600,
         JUDGE_PROBE_INTERVAL_SECONDS=0,
     )
-    async with running_app(settings, start_workers=False, judge_config=judges(fake_llm)) as (
+    async with running_app(settings, start_workers=False, judge_settings=judges(fake_llm)) as (
         client,
         app,
     ):
@@ -167,7 +167,7 @@ async def test_the_probe_runs_with_the_model_list_self_check_off(
         JUDGE_SELF_CHECK_INTERVAL_SECONDS=0,
         JUDGE_PROBE_INTERVAL_SECONDS=3600,
     )
-    async with running_app(settings, start_workers=False, judge_config=judges(fake_llm)) as (
+    async with running_app(settings, start_workers=False, judge_settings=judges(fake_llm)) as (
         client,
         app,
     ):

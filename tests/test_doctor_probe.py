@@ -16,12 +16,12 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.config import JudgeConfig
 from bot.judge.doctor import background
 from bot.judge.doctor.background import PENDING, ProbeBoard, probe_ctx, probe_forever
 from bot.judge.doctor.probe import PROBE_FILE, probe_config
 from bot.judge.doctor.report import ALTERNATE, DoctorReport, Outcome
 from bot.judge.providers import StructuredOutputMemory
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.llm_server import (
     FakeAnthropicServer,
     FakeOpenAIServer,
@@ -48,7 +48,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-def config_for(base_url: str, **values: Any) -> JudgeConfig:
+def config_for(base_url: str, **values: Any) -> JudgeSettings:
     fields: dict[str, Any] = {
         "llm_base_url": base_url,
         "llm_api_key": KEY,
@@ -58,7 +58,7 @@ def config_for(base_url: str, **values: Any) -> JudgeConfig:
         "deep_timeout": 5,
     }
     fields.update(values)
-    return JudgeConfig(_env_file=None, **fields)
+    return JudgeSettings(_env_file=None, **fields)
 
 
 @pytest.fixture
@@ -211,7 +211,7 @@ async def test_the_anthropic_protocol_takes_the_schema_in_the_prompt(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
     fake_anthropic.default = Reply.json(ACCEPT)
-    config = JudgeConfig(
+    config = JudgeSettings(
         _env_file=None,
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
@@ -278,7 +278,7 @@ async def test_a_cli_that_is_not_installed_is_unreachable(
 async def test_no_tier_configured_is_an_empty_report_that_is_not_ok(
     http: httpx.AsyncClient,
 ) -> None:
-    report = await probe_config(JudgeConfig(_env_file=None), http)
+    report = await probe_config(JudgeSettings(_env_file=None), http)
     assert report.probes == () and not report.ok
 
 
@@ -299,7 +299,7 @@ async def test_the_local_servers_with_their_defaults(
     context: str,
 ) -> None:
     async with server() as local:
-        config = JudgeConfig(
+        config = JudgeSettings(
             _env_file=None, llm_base_url=local.base_url, quick_model=model, quick_timeout=10
         )
         (quick,) = (await probe_config(config, http)).probes

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.settings import Settings, load_judge_config, load_settings
+from bot.settings import Settings, load_judge_settings, load_settings
 from bot.storage import storage_from_url
 from bot.storage.sqlite import SqliteStorage
 from tests.support.setting_names import all_setting_names
@@ -42,7 +42,7 @@ def test_the_example_as_is_starts_in_setup_mode(
     settings = load_settings()
     assert not settings.configured
     assert settings.port == 3000
-    judge = load_judge_config()
+    judge = load_judge_settings()
     assert judge.quick_model == "gpt-5-nano"
     assert judge.mode.value == "advisory"
 

@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.rounds import AttemptError, attempt_outcome, attempt_refusal
 from bot.judge.engine.seating import build_panel
@@ -29,6 +28,7 @@ from bot.judge.providers import (
 )
 from bot.judge.records import JudgedFile, TaskSpec, Tier, Verdict, VerdictRecord
 from bot.judge.rubrics.parsing import ParseError
+from bot.judge.settings import JudgeSettings, Mode
 from bot.metrics import Metrics
 from bot.record_metrics import call_outcome, mode_label, observe_record
 from bot.storage.sqlite import SqliteStorage
@@ -99,7 +99,7 @@ def engine(
             "tiebreaker_timeout": 5.0,
         }
         values.update(overrides)
-        config = JudgeConfig(_env_file=None, **values)
+        config = JudgeSettings(_env_file=None, **values)
         return JudgeEngine(config, build_panel(config, client), sqlite_storage)
 
     return build
@@ -311,7 +311,7 @@ async def test_four_eyes_refusal(fake_llm: FakeOpenAIServer, engine: Build) -> N
 
 
 async def test_no_model_configured(sqlite_storage: SqliteStorage) -> None:
-    config = JudgeConfig(_env_file=None)
+    config = JudgeSettings(_env_file=None)
     record = await JudgeEngine(config, None, sqlite_storage).judge(request())
     metrics = observed(record)
     assert_moved(
@@ -322,7 +322,7 @@ async def test_no_model_configured(sqlite_storage: SqliteStorage) -> None:
 
 
 async def test_mechanical_reject_is_a_verdict_not_a_refusal(sqlite_storage: SqliteStorage) -> None:
-    config = JudgeConfig(_env_file=None)
+    config = JudgeSettings(_env_file=None)
     record = await JudgeEngine(config, None, sqlite_storage).judge(
         request("# Notes\n\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n")
     )

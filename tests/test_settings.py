@@ -198,7 +198,7 @@ JUDGE_DOTENV = (
 def test_judge_settings_in_dotenv_are_read(tmp_path: Path) -> None:
     """The defect: JUDGE_* in .env were ignored, so every change came out undetermined."""
     (tmp_path / ".env").write_text(JUDGE_DOTENV)
-    config = settings_module.load_judge_config()
+    config = settings_module.load_judge_settings()
     assert config.llm_configured
     assert config.tiers()[Tier.QUICK].model == "gpt-5-nano"
     assert config.mode == "blocking"
@@ -209,13 +209,13 @@ def test_the_environment_wins_over_dotenv_for_judge_settings(
 ) -> None:
     (tmp_path / ".env").write_text(JUDGE_DOTENV)
     monkeypatch.setenv("JUDGE_MODE", "advisory")
-    assert settings_module.load_judge_config().mode == "advisory"
+    assert settings_module.load_judge_settings().mode == "advisory"
 
 
 def test_a_bad_judge_setting_in_dotenv_names_the_variable(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("JUDGE_QUICK_TIMEOUT=soon\nJUDGE_LLM_API_KEY=sk-hidden-1234\n")
     with pytest.raises(SettingsError) as raised:
-        settings_module.load_judge_config()
+        settings_module.load_judge_settings()
     assert str(raised.value).startswith("JUDGE_QUICK_TIMEOUT: ")
     assert "soon" not in str(raised.value) and "sk-hidden" not in str(raised.value)
 
@@ -253,7 +253,7 @@ def test_judge_env_file_names_the_one_file_for_every_setting(
     (conf / "judge.env").write_text(JUDGE_DOTENV + "PORT=2222\nDATABASE_URL=sqlite:///x.db\n")
     monkeypatch.setenv("JUDGE_ENV_FILE", "conf/judge.env")
     assert load_settings().port == 2222
-    assert settings_module.load_judge_config().llm_configured
+    assert settings_module.load_judge_settings().llm_configured
     assert settings_module.load_database_url() == "sqlite:///x.db"
     monkeypatch.setenv("JUDGE_ENV_FILE", "")
     assert load_settings().port == 3000, "empty: no file at all"
@@ -277,12 +277,12 @@ def test_a_dotenv_tracked_by_git_is_refused(
     (tmp_path / ".env").write_text("JUDGE_LLM_BASE_URL=https://attacker.example/v1\n")
     git(tmp_path, "add", ".env")
     with pytest.raises(SettingsError) as raised:
-        settings_module.load_judge_config()
+        settings_module.load_judge_settings()
     message = str(raised.value)
     assert message.startswith(".env: git tracks this file") and "JUDGE_ENV_FILE" in message
     assert "attacker" not in message
     monkeypatch.setenv("JUDGE_ENV_FILE", ".env")
-    assert settings_module.load_judge_config().llm_base_url == "https://attacker.example/v1"
+    assert settings_module.load_judge_settings().llm_base_url == "https://attacker.example/v1"
 
 
 # ---- Probot's settings: honoured, or refused in one line ------------------------------------

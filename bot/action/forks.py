@@ -6,7 +6,7 @@ what a maintainer can do. A panel that needs no key (local CLIs, a keyless serve
 runner or in a service container of the job) judges such pull requests like any other.
 
     withheld(payload)                   whose secrets GitHub withheld: a fork, Dependabot (pure)
-    needs_keys(payload, judge_config)   withheld, and a judge that needs a key has none (pure)
+    needs_keys(payload, judge_settings)   withheld, and a judge that needs a key has none (pure)
     render_no_keys(why)                 the run's words (pure)
     conclude_without_keys(...)          claims the sha and completes its `judge` run
 """
@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judge.config import Endpoint, JudgeConfig, Mode
 from bot.judge.records import Tier
+from bot.judge.settings import Endpoint, JudgeSettings, Mode
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.conclusion import Cause
 from bot.judging.flow import config_or_none
@@ -83,16 +83,16 @@ def seat_needs_key(seat: Endpoint) -> bool:
     return not seat.local and not key and not is_runners_own(seat.base_url)
 
 
-def needs_keys(payload: Mapping[str, Any], judge_config: JudgeConfig) -> Withheld | None:
+def needs_keys(payload: Mapping[str, Any], judge_settings: JudgeSettings) -> Withheld | None:
     """Why this run cannot judge (its secrets withheld, and a judge needs a key it lacks),
     or None when it can."""
     why = withheld(payload)
     if why is None:
         return None
-    seats = judge_config.tiers()
+    seats = judge_settings.tiers()
     # A tier with a model but no endpoint is one whose key would have named it (the
     # provider's public endpoint): that key is what was withheld.
-    named = [tier for tier in Tier if getattr(judge_config, f"{tier.value}_model", None)]
+    named = [tier for tier in Tier if getattr(judge_settings, f"{tier.value}_model", None)]
     unseated = any(tier not in seats for tier in named)
     return why if unseated or any(map(seat_needs_key, seats.values())) else None
 
@@ -128,7 +128,7 @@ async def no_keys_output(
     target: Target, context: Context, gateway: RepoGateway, why: Withheld
 ) -> tuple[CheckRunOutput, Mode]:
     """The run's output in the repository's mode (read from its default branch)."""
-    default = context.services.judge_config.mode
+    default = context.services.judge_settings.mode
     config = await config_or_none(gateway, context, target.default_branch)
     mode = default if config is None else effective_mode(config, default)
     return concluded(render_no_keys(why), Cause.NO_KEYS, mode), mode

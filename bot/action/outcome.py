@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.gfm import one_line
-from bot.judge.config import Mode
 from bot.judge.records import GoNoGo, Verdict, VerdictRecord, go_no_go_of
+from bot.judge.settings import Mode
 from bot.judging.conclusion import conclusion_for
 from bot.judging.state import ShaState
 

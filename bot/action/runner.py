@@ -50,9 +50,9 @@ from bot.action.settings import ActionSettings, MergeOnAccept
 from bot.github.client import RetryPolicy
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
-from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine
 from bot.judge.records import VerdictRecord
+from bot.judge.settings import JudgeSettings, Mode
 from bot.judging import handlers as judging
 from bot.judging.flow import config_or_none
 from bot.judging.reactions import REACTIONS
@@ -76,7 +76,7 @@ FORBIDDEN = 403
 
 @dataclass(frozen=True)
 class RunSettings:
-    judge: JudgeConfig
+    judge: JudgeSettings
     action: ActionSettings
     features: FeatureSettings
     write_interval: float = 1.0
@@ -178,7 +178,7 @@ def _context(
     )
     services = Services(
         github=github,
-        judge_config=settings.judge,
+        judge_settings=settings.judge,
         engine=JudgeEngine.from_config(settings.judge, llm, storage),
         llm_client=llm,
         # One attempt: a run that fails completes its check run (gave up) rather than

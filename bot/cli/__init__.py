@@ -42,13 +42,13 @@ from bot.cli import action as action_command
 from bot.cli import deliveries, doctor, judge, replay, reports
 from bot.cli import eval as eval_command
 from bot.cli.terminal import guard_closed_stdout
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.logs import configure_logging
 from bot.settings import (
     Settings,
     SettingsError,
-    load_judge_config,
     load_judge_section,
+    load_judge_settings,
     load_settings,
 )
 from bot.settings.features import FeatureSettings, load_feature_settings
@@ -119,11 +119,11 @@ def listening_sockets(host: str, port: int) -> list[socket.socket]:
     return sockets
 
 
-def _start_log(settings: Settings, judge_config: JudgeConfig, port: int) -> None:
+def _start_log(settings: Settings, judge_settings: JudgeSettings, port: int) -> None:
     url = browse_url(settings.host, port)
     if not settings.configured:
         log.warning(SETUP_HINT, url)
-    log.info("judge tiers: %s", judge_config.describe_tiers())
+    log.info("judge tiers: %s", judge_settings.describe_tiers())
     log.info(
         "judge-bot %s listening on %s, open %s; database %s",
         __version__,
@@ -182,7 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
     del args
     try:
         settings = load_settings()
-        judge_config = load_judge_config()
+        judge_settings = load_judge_settings()
         features = load_feature_settings()
         server = load_judge_section(ServerSettings)
     except SettingsError as exc:
@@ -191,7 +191,7 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(
         settings.log_level,
         settings.log_format,
-        settings.secret_values() + judge_config.api_keys() + features.secret_values(),
+        settings.secret_values() + judge_settings.api_keys() + features.secret_values(),
         level_in_string=settings.log_level_in_string,
         message_key=settings.log_message_key,
     )
@@ -204,8 +204,8 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        _start_log(settings, judge_config, sockets[0].getsockname()[1])
-        return _run(settings, judge_config, features, server, sockets)
+        _start_log(settings, judge_settings, sockets[0].getsockname()[1])
+        return _run(settings, judge_settings, features, server, sockets)
     finally:
         for sock in sockets:
             sock.close()
@@ -213,7 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _run(
     settings: Settings,
-    judge_config: JudgeConfig,
+    judge_settings: JudgeSettings,
     features: FeatureSettings,
     server: ServerSettings,
     sockets: list[socket.socket],
@@ -222,7 +222,7 @@ def _run(
     # which every other command, the hook and the Action would pay at each start.
     from bot.app import create_app
 
-    app = create_app(settings, judge_config=judge_config, features=features)
+    app = create_app(settings, judge_settings=judge_settings, features=features)
     # Innermost: the 408 is answered before any other middleware meets the timeout (an
     # OSError, as every TimeoutError is).
     app.middlewares.append(body_deadline(server.body_timeout_seconds))

@@ -36,8 +36,8 @@ from bot.logs import LogFormat, SecretScrubber, configure_logging
 from bot.settings import (
     ENV_FILE_VARIABLE,
     SettingsError,
-    load_judge_config,
     load_judge_section,
+    load_judge_settings,
     load_settings,
 )
 from bot.settings.features import load_feature_settings
@@ -74,7 +74,7 @@ def _environment_only() -> Iterator[None]:
 def _load(env: RunEnvironment) -> tuple[RunSettings, ActionSettings, SecretScrubber]:
     with _environment_only():
         settings = load_settings()
-        judge = load_judge_config()
+        judge = load_judge_settings()
         action = load_judge_section(ActionSettings)
         features = load_feature_settings()
     level = settings.log_level if os.environ.get("LOG_LEVEL") else "WARNING"

@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 
 from bot.cli.terminal import err, out
-from bot.judge.config import JudgeConfig
 from bot.judge.doctor.probe import probe_config
 from bot.judge.doctor.report import DoctorReport
-from bot.settings import SettingsError, load_judge_config
+from bot.judge.settings import JudgeSettings
+from bot.settings import SettingsError, load_judge_settings
 
 EXIT_SETTINGS = 2
 NOT_CONFIGURED = (
@@ -45,14 +45,14 @@ Settings: JUDGE_* from the environment or .env (docs/doctor.md).
 """
 
 
-async def _probe(config: JudgeConfig) -> DoctorReport:
+async def _probe(config: JudgeSettings) -> DoctorReport:
     async with httpx.AsyncClient() as client:
         return await probe_config(config, client)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     try:
-        config = load_judge_config()
+        config = load_judge_settings()
     except SettingsError as exc:
         err(f"judge-bot: configuration error: {exc}; nothing was probed")
         return EXIT_SETTINGS

@@ -36,11 +36,11 @@ from bot.evaluation.history import Built, GitClone, build, candidates
 from bot.evaluation.metrics import Failed, Judged, evaluate
 from bot.evaluation.runner import Runner
 from bot.evaluation.view import evaluation_json, render_evaluation
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
+from bot.judge.settings import JudgeSettings
 from bot.reports.thresholds import CalibrationThresholds
-from bot.settings import DATABASE_FILE, SettingsError, load_judge_config, load_judge_section
+from bot.settings import DATABASE_FILE, SettingsError, load_judge_section, load_judge_settings
 from bot.storage.base import Storage
 
 MAX_CONCURRENCY = 32
@@ -48,7 +48,7 @@ _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 async def judge_all(
-    config: JudgeConfig,
+    config: JudgeSettings,
     examples: list[LabelledExample],
     *,
     swap: bool,
@@ -79,7 +79,7 @@ def _width(args: argparse.Namespace) -> int | None:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        config = load_judge_config()
+        config = load_judge_settings()
         research = load_judge_section(ResearchSettings).rules()
         limits = load_judge_section(CalibrationThresholds)
     except SettingsError as exc:
@@ -102,7 +102,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 async def _judge_and_report(
     args: argparse.Namespace,
-    config: JudgeConfig,
+    config: JudgeSettings,
     examples: list[LabelledExample],
     research: ResearchRules,
     limits: CalibrationThresholds,

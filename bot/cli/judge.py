@@ -63,18 +63,18 @@ from bot.cli.pre_push import (
     unreadable_configuration,
 )
 from bot.cli.terminal import drop_stdout, err, guard_closed_stdout, out
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.record_table import render_table
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict, VerdictRecord
 from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
+from bot.judge.settings import JudgeSettings
 from bot.settings import (
     DATABASE_FILE,
     ENV_FILE_VARIABLE,
     SettingsError,
     load_database_url,
-    load_judge_config,
     load_judge_section,
+    load_judge_settings,
     tracked_by_git,
     work_tree_top,
 )
@@ -121,7 +121,7 @@ def _known_paths(cwd: Path) -> frozenset[str]:
 
 
 async def _with_engine(
-    config: JudgeConfig, storage: Storage | None, request: JudgeRequest
+    config: JudgeSettings, storage: Storage | None, request: JudgeRequest
 ) -> JudgedChange:
     if storage is not None:
         await storage.open()
@@ -199,13 +199,13 @@ NO_LIMIT = 1_000_000
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-def local_only(config: JudgeConfig) -> bool:
+def local_only(config: JudgeSettings) -> bool:
     """Every configured tier is served on this machine (a local model server)."""
     hosts = [urlsplit(seat.base_url).hostname or "" for seat in config.tiers().values()]
     return bool(hosts) and all(h in _LOOPBACK or h.startswith("127.") for h in hosts)
 
 
-def cli_limits(config: JudgeConfig) -> JudgeConfig:
+def cli_limits(config: JudgeSettings) -> JudgeSettings:
     """The App's throttle and daily budgets protect spend on hosted models; a local trial
     against a model on this machine spends nothing, so unless the user set them they do
     not apply there."""
@@ -255,7 +255,7 @@ def _show_parts(change: JudgedChange, url: str) -> None:
 
 def _cmd_judge(args: argparse.Namespace) -> int:
     try:
-        config = cli_limits(load_judge_config())
+        config = cli_limits(load_judge_settings())
         research = load_judge_section(ResearchSettings).rules()
         url = _database_url(args)
     except SettingsError as exc:
@@ -291,7 +291,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
 
 
 async def _pre_push(
-    args: argparse.Namespace, config: JudgeConfig, url: str, stdin_text: str
+    args: argparse.Namespace, config: JudgeSettings, url: str, stdin_text: str
 ) -> int:
     git = Git(Path.cwd())
     storage = storage_from_url(url)
@@ -351,7 +351,7 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
         return 0
     stdin_text = sys.stdin.read()
     try:
-        config = load_judge_config()
+        config = load_judge_settings()
         url = _database_url(args)
     except SettingsError as exc:
         return _configuration_refused(str(exc))

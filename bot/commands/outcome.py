@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.commands.grammar import Command
-from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode, OnOutage
 from bot.judging.conclusion import Cause, conclusion_for, run_conclusion
 
 

@@ -30,9 +30,9 @@ from bot.commands.replies import (
     render_refusal,
 )
 from bot.disagreement.issue import CloseReason, render_close_comment
-from bot.judge.config import Mode
 from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import Verdict, VerdictRecord
+from bot.judge.settings import Mode
 from bot.judging.check_run import (
     CheckDetails,
     CheckRunOutput,

@@ -10,8 +10,8 @@ from bot.commands.grammar import RAW_LIMIT, Command
 from bot.commands.meant_head import Mismatch
 from bot.commands.outcome import OverrideOutcome
 from bot.gfm import COMMENT_LIMIT, code, finish, one_line
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.four_eyes import Actor, Authorization
 
 # Commands are listed as list items in code spans, so no line of a reply starts with

@@ -3,7 +3,7 @@ pre-push hook); knows no feature of the App, no settings loader and no storage b
 
     records.py         the verdict schema and the plain input types: the vocabulary
                        every other package speaks
-    config.py          `JudgeConfig`, the typed `JUDGE_*` settings of the tiers
+    settings.py        `JudgeSettings`, the typed `JUDGE_*` settings of the tiers
     authorship.py      which model families wrote a change, and a model's family
     watched_authors.py whose changes are judged (`JUDGE_AUTHORS`, the hook and the App)
     record_table.py    a verdict record as plain text for a terminal

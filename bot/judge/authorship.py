@@ -13,7 +13,7 @@ placement) and from "Generated with <tool>" lines such as Claude Code's. The
 subject and body prose are not searched: "fix gpt parsing" is not authorship.
 
 Families the configuration declares are also recognised by name
-(`family_names`, from `JudgeConfig.family_names`): `Agent-Model: acme-large`
+(`family_names`, from `JudgeSettings.family_names`): `Agent-Model: acme-large`
 names family acme when a tier is declared `JUDGE_QUICK_FAMILY=acme`. A name
 counts as a token, not as any substring: no letter may touch it on either side,
 so `acme-large`, `acme/large`, `acme2` and `ACME` name acme while `acmefoo` and

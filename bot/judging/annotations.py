@@ -24,8 +24,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.gfm import one_line
-from bot.judge.config import Mode
 from bot.judge.records import Finding, VerdictRecord
+from bot.judge.settings import Mode
 from bot.record_view import rounds_of
 
 ANNOTATIONS_PER_REQUEST = 50

@@ -40,8 +40,8 @@ from bot.gfm import (
     scrub_secrets,
     table,
 )
-from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Tier, Verdict, VerdictRecord
+from bot.judge.settings import Mode, OnOutage
 from bot.judging.annotations import (
     Annotation,
     RunAnnotations,

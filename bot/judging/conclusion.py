@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
-from bot.judge.config import Mode, OnOutage
 from bot.judge.engine import rounds
 from bot.judge.records import Verdict, VerdictRecord
+from bot.judge.settings import Mode, OnOutage
 
 
 def conclusion_for(verdict: Verdict, mode: Mode) -> str:

@@ -49,10 +49,10 @@ from bot.github.client import GitHubUnavailable, RateLimited
 from bot.github.gateway import RepoGateway
 from bot.github.types import CiCheck
 from bot.intake.dispatch import Context
-from bot.judge.config import JudgeConfig, Mode
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import VerdictRecord, fingerprint
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings, Mode
 from bot.judging import change_fetch, ci_gate, rules
 from bot.judging.change_fetch import HeadRead
 from bot.judging.check_run import CheckDetails, CheckRunOutput, render_check_run
@@ -98,7 +98,7 @@ class RepoModelsError(ValueError):
 
 
 def model_overrides(config: RepoConfig) -> dict[str, str | None]:
-    """JudgeConfig fields for the repository's tier models; a replaced model's family is
+    """JudgeSettings fields for the repository's tier models; a replaced model's family is
     guessed again from its name rather than inherited from the installation's model."""
     overrides: dict[str, str | None] = {}
     for tier in ("quick", "deep", "tiebreaker"):
@@ -120,11 +120,11 @@ def engine_for(services: Services, config: RepoConfig, storage: Storage) -> Judg
     engine = services.repo_engines.get(key)
     if engine is None:
         try:
-            judge_config = JudgeConfig(**{**services.judge_config.model_dump(), **overrides})
+            judge_settings = JudgeSettings(**{**services.judge_settings.model_dump(), **overrides})
         except ValidationError as exc:
             message = str(exc.errors()[0].get("msg", "invalid models"))
             raise RepoModelsError(message.removeprefix("Value error, ")) from None
-        engine = JudgeEngine.from_config(judge_config, services.llm_client, storage)
+        engine = JudgeEngine.from_config(judge_settings, services.llm_client, storage)
         services.repo_engines[key] = engine
     return engine
 
@@ -137,7 +137,7 @@ async def repo_config_of(gateway: RepoGateway, context: Context, default_branch:
         context.storage,
         default_branch,
         context.clock(),
-        allowed_models=context.services.judge_config.allowed_models,
+        allowed_models=context.services.judge_settings.allowed_models,
     )
 
 
@@ -268,7 +268,7 @@ async def _judge_claimed(
         disagreement_issue_url=issue_url,
         notes=(*gated.notes, *ci_gate.summary_lines(checks)),
         queue_line=queue_line,
-        on_outage=effective_on_outage(config, services.judge_config.on_outage),
+        on_outage=effective_on_outage(config, services.judge_settings.on_outage),
     )
     output = render_check_run(records, mode, details=details)
     await run.complete(
@@ -345,7 +345,7 @@ async def _finish(
 
 
 def _mode_of(config: RepoConfig | None, services: Services) -> Mode:
-    default = services.judge_config.mode
+    default = services.judge_settings.mode
     return default if config is None else effective_mode(config, default)
 
 

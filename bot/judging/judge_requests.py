@@ -21,7 +21,6 @@ from typing import Any
 
 from bot.github.types import CommitInfo, LinkedIssue, Remark
 from bot.judge.checks.injection import wrap_file
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeRequest
 from bot.judge.engine.context_fit import (
     RETRY_NOTE_CHARS,
@@ -36,6 +35,7 @@ from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, 
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.earlier import earlier_verdicts
 from bot.judging.remarks import binding_remarks
 from bot.judging.repo_config import DEFAULT_MAX_FILES, RepoConfig, rubric_for
@@ -87,16 +87,16 @@ class JudgeInputs:
     """The audit log's records of the same pull request, oldest first."""
 
 
-def window_budget(judge_config: JudgeConfig) -> int:
+def window_budget(judge_settings: JudgeSettings) -> int:
     """The characters one request may fill (`judge_requests`' `window_chars`): the largest
     `max_chars` of the configured deep and tiebreaker tiers, which decide an accept of
     what they read whole; quick's when neither is configured."""
-    tiers = judge_config.tiers()
+    tiers = judge_settings.tiers()
     deeper = [tiers[tier].max_chars for tier in (Tier.DEEP, Tier.TIEBREAKER) if tier in tiers]
     if deeper:
         return max(deeper)
     quick = tiers.get(Tier.QUICK)
-    return quick.max_chars if quick is not None else judge_config.quick_max_chars
+    return quick.max_chars if quick is not None else judge_settings.quick_max_chars
 
 
 @dataclass(frozen=True)
@@ -152,16 +152,16 @@ def file_fence(path: str) -> int:
 
 
 def fitted_window_budget(
-    judge_config: JudgeConfig, contexts: Mapping[Tier, int | None]
+    judge_settings: JudgeSettings, contexts: Mapping[Tier, int | None]
 ) -> WindowBudget:
     """`window_budget`'s tiers with their models' contexts (`contexts`, tokens or None per
     configured tier: `JudgeEngine.tier_contexts`)."""
-    tiers = judge_config.tiers()
+    tiers = judge_settings.tiers()
     deciding: list[Tier] = [tier for tier in (Tier.DEEP, Tier.TIEBREAKER) if tier in tiers]
     if not deciding and Tier.QUICK in tiers:
         deciding = [Tier.QUICK]
     if not deciding:
-        return WindowBudget((TierRoom(Tier.QUICK, judge_config.quick_max_chars),))
+        return WindowBudget((TierRoom(Tier.QUICK, judge_settings.quick_max_chars),))
     rooms = []
     for tier in deciding:
         seat = tiers[tier]

@@ -27,9 +27,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from bot.github.types import ChangedPath
 from bot.globs import check_glob, first_match, match_any
-from bot.judge.config import DEFAULT_WATCHED_PATHS, Mode, OnOutage
 from bot.judge.records import JSON_SCHEMA_DIALECT, RubricName
 from bot.judge.rubrics.research_settings import ResearchOverrides
+from bot.judge.settings import DEFAULT_WATCHED_PATHS, Mode, OnOutage
 from bot.judge.tagging import TagTerms
 from bot.judge.watched_authors import is_listed_author, normalise_author
 

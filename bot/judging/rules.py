@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from bot.github.types import ChangedPath, added_lines_from_patch
-from bot.judge.config import Mode
 from bot.judge.records import JudgedFile
+from bot.judge.settings import Mode
 from bot.judge.watched_authors import is_listed_author
 from bot.judging.annotations import Annotation
 from bot.judging.check_run import CheckRunOutput

@@ -29,8 +29,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.github.gateway import RepoGateway
-from bot.judge.config import Mode, OnOutage
 from bot.judge.records import VerdictRecord
+from bot.judge.settings import Mode, OnOutage
 from bot.judging import rules
 from bot.judging.check_run import CHECK_NAME, CheckRunOutput, render_in_progress
 from bot.judging.state import (

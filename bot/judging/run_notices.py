@@ -14,8 +14,8 @@ from dataclasses import replace
 from enum import StrEnum
 
 from bot.gfm import app_line, cell, code, one_line, quote_untrusted, short_sha
-from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode, OnOutage
 from bot.judging.annotations import Annotation, annotation_at
 from bot.judging.check_run import (
     MAX_LISTED_LEFT_OUT,

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.judge.config import Mode, OnOutage
 from bot.judge.records import Verdict, VerdictRecord
+from bot.judge.settings import Mode, OnOutage
 from bot.judging.target import Target
 from bot.storage.base import Storage
 

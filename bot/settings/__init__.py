@@ -5,7 +5,7 @@ works unchanged; a Probot setting this App cannot honour (`REDIS_URL`, `SENTRY_D
 is refused with one line rather than ignored, because an operator who set it expects it
 to do something.
 
-One loader (`load_settings`, `load_judge_config`, `load_database_url`, all through
+One loader (`load_settings`, `load_judge_settings`, `load_database_url`, all through
 `_load`) reads the process environment and one `.env` file (`env_file`), and the
 environment wins. The server, `judge`, `verdicts export` and the pre-push hook therefore
 agree on every value, `DATABASE_URL` and `JUDGE_*` included. The models themselves read
@@ -46,7 +46,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.logs import DEFAULT_MESSAGE_KEY, RESERVED_KEYS, SILENT, LogFormat
 
 __all__ = [
@@ -63,8 +63,8 @@ __all__ = [
     "derive_graphql_url",
     "env_file",
     "load_database_url",
-    "load_judge_config",
     "load_judge_section",
+    "load_judge_settings",
     "load_settings",
     "tracked_by_git",
     "work_tree_top",
@@ -193,7 +193,7 @@ class DatabaseSettings(BaseSettings):
 
 
 class Settings(DatabaseSettings):
-    """The server's settings (the judge's are `JudgeConfig`, loaded the same way)."""
+    """The server's settings (the judge's are `JudgeSettings`, loaded the same way)."""
 
     app_id: str | None = Field(default=None, alias="APP_ID")
     private_key: SecretStr | None = Field(default=None, alias="PRIVATE_KEY")
@@ -485,9 +485,9 @@ def load_settings(**overrides: object) -> Settings:
     return settings
 
 
-def load_judge_config(**overrides: object) -> JudgeConfig:
+def load_judge_settings(**overrides: object) -> JudgeSettings:
     """The judge's `JUDGE_*` settings, from the same sources as the server's."""
-    return _load(JudgeConfig, overrides, _judge_name)
+    return _load(JudgeSettings, overrides, _judge_name)
 
 
 def load_judge_section(model: type[_Model], **overrides: object) -> _Model:

@@ -17,7 +17,7 @@ from bot.action.forks import (
     render_no_keys,
     withheld,
 )
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from tests.action.support import HOSTED, Runner, workflow_event
 from tests.support.flow_helpers import (
     GOOD_DOC,
@@ -38,8 +38,8 @@ def payload(head: str = REPO, sender: str = "octocat") -> dict[str, Any]:
     }
 
 
-def judges(**settings: Any) -> JudgeConfig:
-    return JudgeConfig.model_validate({"quick_model": "q", "deep_model": "d", **settings})
+def judges(**settings: Any) -> JudgeSettings:
+    return JudgeSettings.model_validate({"quick_model": "q", "deep_model": "d", **settings})
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from bot.action.outcome import (
     step_summary,
     without_run,
 )
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.state import Override, ShaState
 from tests.support.verdict_builders import make_record
 

@@ -19,7 +19,7 @@ from bot.commands.meant_head import (
 )
 from bot.commands.plan import ApplyOverride, CommandFacts, Refusal, Rerun, plan_command
 from bot.commands.replies import render_head_refusal
-from bot.judge.config import Mode
+from bot.judge.settings import Mode
 from bot.judging.four_eyes import Actor
 from bot.judging.state import ShaState
 from tests.support.verdict_builders import HEAD, WHEN, make_record

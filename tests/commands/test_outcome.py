@@ -8,8 +8,8 @@ import pytest
 
 from bot.commands.grammar import Command, parse_command
 from bot.commands.outcome import override_outcome
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.conclusion import Cause, conclusion_for
 
 # --- override outcomes ----------------------------------------------------------------

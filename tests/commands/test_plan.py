@@ -21,8 +21,8 @@ from bot.commands.plan import (
     plan_command,
     plan_override,
 )
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.check_run import render_check_run
 from bot.judging.four_eyes import Actor
 from bot.judging.state import Override as OverrideState

@@ -6,8 +6,8 @@ from bot.commands.grammar import Command, parse_command
 from bot.commands.outcome import override_outcome
 from bot.commands.policy import authorize
 from bot.commands.replies import render_help, render_override_reply, render_refusal
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.four_eyes import Actor, Authorization, AuthorizationFacts
 from tests.support.verdict_builders import FAKE_SECRETS, SECRET_FRAGMENTS
 

@@ -25,7 +25,7 @@ from tests.support.flow_helpers import (
     REPO,
     Harness,
     commit_files,
-    judge_config,
+    judge_settings,
     open_pull,
     pull_request_payload,
     scores,
@@ -56,7 +56,7 @@ async def judging_app(
         settings,
         storage=store,
         github=github_app,
-        judge_config=judge_config(llm),
+        judge_settings=judge_settings(llm),
         features=FeatureSettings(),
     ) as (client, app):
         yield Harness(client, app, store, fake, llm, settings.webhook_path)

@@ -12,9 +12,9 @@ import pytest
 from bot.evaluation.dataset import LabelledExample, parse_dataset
 from bot.evaluation.metrics import Failed, Judged
 from bot.evaluation.runner import Runner, other_order, request_for
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import Verdict, VerdictRecord
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.llm_server import FakeOpenAIServer, RecordedRequest, Reply
 
 QUICK, DEEP = "gpt-5-nano", "kimi-k2.5"
@@ -46,8 +46,8 @@ def first_file_decides(recorded: RecordedRequest) -> Reply:
 
 
 @pytest.fixture
-def config(fake_llm: FakeOpenAIServer) -> JudgeConfig:
-    return JudgeConfig(
+def config(fake_llm: FakeOpenAIServer) -> JudgeSettings:
+    return JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,
@@ -57,7 +57,7 @@ def config(fake_llm: FakeOpenAIServer) -> JudgeConfig:
     )
 
 
-async def run(config: JudgeConfig, items: list[LabelledExample], **options: Any) -> Any:
+async def run(config: JudgeSettings, items: list[LabelledExample], **options: Any) -> Any:
     async with httpx.AsyncClient() as client:
         engine = JudgeEngine.from_config(config, client, None)
         return await Runner(engine.judge, **options).run(items)
@@ -90,7 +90,7 @@ def test_request_for_a_diff_reorders_its_hunks_too() -> None:
 
 
 async def test_each_change_is_judged_and_judged_again_in_another_order(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.responder = first_file_decides
     items = dataset(
@@ -116,7 +116,7 @@ async def test_each_change_is_judged_and_judged_again_in_another_order(
 
 
 async def test_no_swap_judges_each_change_once(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
     items = dataset(
@@ -129,7 +129,7 @@ async def test_no_swap_judges_each_change_once(
 
 
 async def test_sensitive_sends_every_change_to_the_deep_tier(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
     (judged,) = await run(config, dataset(example("one", "docs/a.md")), sensitive=True)
@@ -138,7 +138,7 @@ async def test_sensitive_sends_every_change_to_the_deep_tier(
 
 
 async def test_a_server_error_is_an_undetermined_change_not_a_crash(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.server_error()
     (judged,) = await run(config, dataset(example("one", "docs/a.md")))
@@ -166,7 +166,7 @@ class Counting:
 
 
 async def test_at_most_concurrency_changes_are_judged_at_once(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT, delay=0.05)
     items = dataset(*(example(f"c{n}", "docs/a.md") for n in range(6)))
@@ -193,7 +193,7 @@ class BreaksOn:
 
 
 async def test_one_change_that_raises_is_recorded_and_the_run_goes_on(
-    fake_llm: FakeOpenAIServer, config: JudgeConfig
+    fake_llm: FakeOpenAIServer, config: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
     items = dataset(*(example(f"c{n}", "docs/a.md") for n in range(3)))

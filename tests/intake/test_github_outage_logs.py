@@ -27,7 +27,7 @@ from tests.support.app_helpers import make_settings, running_app
 from tests.support.delivery_helpers import T0, ManualClock
 from tests.support.fakes.github_fixtures import APP_ID, KeyPair
 from tests.support.fakes.llm_server import FakeOpenAIServer
-from tests.support.flow_helpers import judge_config
+from tests.support.flow_helpers import judge_settings
 from tests.support.webhook_helpers import example, webhook_headers
 
 DELIVERIES = 3
@@ -111,7 +111,7 @@ async def test_log_bytes_per_failed_delivery(
         settings,
         storage=store,
         github=github,
-        judge_config=judge_config(fake_llm),
+        judge_settings=judge_settings(fake_llm),
         features=FeatureSettings(),
         clock=clock,
     ) as (client, _):

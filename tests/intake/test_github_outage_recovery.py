@@ -40,7 +40,7 @@ from tests.support.flow_helpers import (
     QUICK,
     REPO,
     commit_files,
-    judge_config,
+    judge_settings,
     open_pull,
     pull_request_payload,
     scores,
@@ -113,7 +113,7 @@ async def test_a_thirty_minute_outage_loses_no_judgment(
         settings,
         storage=store,
         github=github,
-        judge_config=judge_config(fake_llm, throttle_per_hour=100_000),
+        judge_settings=judge_settings(fake_llm, throttle_per_hour=100_000),
         features=FeatureSettings(),
         clock=clock,
     ) as (client, app):

@@ -39,10 +39,10 @@ from typing import Any
 
 import httpx
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, TaskSpec, Verdict
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.llm_server import (
     FakeOpenAIServer,
     RecordedRequest,
@@ -159,7 +159,7 @@ DOCUMENTS: tuple[tuple[str, int], ...] = (
 """Five changes of one file each: (quality, characters); the quick tier reads 4,000."""
 
 
-def config_for(server: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
+def config_for(server: FakeOpenAIServer, **overrides: Any) -> JudgeSettings:
     """Two tiers on one local server, two model names under two declared families (a
     local setup), judge-bot's default limits unless overridden."""
     values: dict[str, Any] = {
@@ -171,7 +171,7 @@ def config_for(server: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
         "deep_family": "beta",
     }
     values.update(overrides)
-    return JudgeConfig(**values)
+    return JudgeSettings(**values)
 
 
 def request_for(quality: str, chars: int, number: int) -> JudgeRequest:
@@ -210,7 +210,7 @@ async def trial(
     server.responder = SmallModel(behaviour)
     overrides: dict[str, Any] = {}
     if scale:
-        defaults = JudgeConfig()
+        defaults = JudgeSettings()
         overrides = {
             "quick_timeout": defaults.quick_timeout * scale,
             "deep_timeout": defaults.deep_timeout * scale,

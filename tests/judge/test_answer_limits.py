@@ -22,7 +22,6 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.seating import build_panel
 from bot.judge.providers import (
@@ -34,6 +33,7 @@ from bot.judge.providers import (
 )
 from bot.judge.providers.http import _DeflateInflater, answer_limit
 from bot.judge.records import JudgedFile, TaskSpec, Verdict
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES, SCHEMA, Handler
@@ -282,7 +282,7 @@ def _request() -> JudgeRequest:
     )
 
 
-async def _judge(config: JudgeConfig, http: httpx.AsyncClient, storage: SqliteStorage) -> Any:
+async def _judge(config: JudgeSettings, http: httpx.AsyncClient, storage: SqliteStorage) -> Any:
     return await JudgeEngine(config, build_panel(config, http), storage).judge(_request())
 
 
@@ -298,7 +298,7 @@ async def test_a_flooding_judge_leaves_the_judgment_undetermined(
     server = _server(kind, fake_llm, fake_anthropic)
     flood = Reply.flood_of(FLOOD, answer=ACCEPT, chunked=True)
     server.script("judge-model", flood, flood)
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_provider=kind,
         llm_base_url=server.base_url,
         llm_api_key="test-key",
@@ -328,7 +328,7 @@ async def test_a_flooding_cli_leaves_the_judgment_undetermined(
         "time.sleep(60)\n"
     )
     script.chmod(0o755)
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_provider="claude-cli",
         claude_cli=str(script),
         quick_model="sonnet",

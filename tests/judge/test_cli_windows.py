@@ -26,9 +26,9 @@ import pytest
 from bot.cli.judge import EXIT_CODES, main
 from bot.cli.judged_change import JudgedChange, JudgedPart, combine, plan_line, requests_at_once
 from bot.cli.pre_push import BLOCK_EXIT
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeRequest
 from bot.judge.records import JudgedFile, TaskSpec, Tier, Verdict, VerdictRecord
+from bot.judge.settings import JudgeSettings
 from bot.judging.flow import REQUESTS_AT_ONCE
 from bot.judging.judge_requests import fitted_window_budget, plan_request
 from bot.judging.windows import Part
@@ -348,7 +348,7 @@ def request_of(*files: JudgedFile) -> JudgeRequest:
 
 def test_many_files_are_judged_in_batches_and_the_plan_says_so() -> None:
     """No context known: the deep judge's characters bound a request, and 50 files."""
-    config = JudgeConfig(llm_base_url="http://127.0.0.1:9/v1", quick_model=QUICK, deep_model=DEEP)
+    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model=QUICK, deep_model=DEEP)
     files = [JudgedFile(path=f"docs/n{n:03}.md", content=LINE) for n in range(120)]
     request = request_of(*files)
     budget = fitted_window_budget(config, {Tier.QUICK: None, Tier.DEEP: None})

@@ -7,14 +7,14 @@ import itertools
 import pytest
 from pydantic import ValidationError
 
-from bot.judge.config import (
+from bot.judge.records import Tier
+from bot.judge.settings import (
     DEFAULT_WATCHED_PATHS,
-    JudgeConfig,
-    TierConfigError,
+    JudgeSettings,
+    TierSettingsError,
     parse_alternate,
     validate_tiers,
 )
-from bot.judge.records import Tier
 
 Q, D, T = Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER
 
@@ -29,7 +29,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_defaults_without_env() -> None:
-    config = JudgeConfig()
+    config = JudgeSettings()
     assert config.tiers() == {}
     assert not config.llm_configured
     assert (config.quick_timeout, config.deep_timeout, config.tiebreaker_timeout) == (45, 60, 45)
@@ -57,7 +57,7 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_QUICK_TIMEOUT", "0.5")
     monkeypatch.setenv("JUDGE_DAILY_CALL_BUDGET", "none")
     monkeypatch.setenv("JUDGE_AUTHORSHIP_PATTERNS", '{"house-llm": "inhouse"}')
-    config = JudgeConfig()
+    config = JudgeSettings()
     tiers = config.tiers()
     assert list(tiers) == [Q, D, T]
     assert tiers[Q].base_url == "http://127.0.0.1:3456/v1"
@@ -81,11 +81,11 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_shared_family_is_refused_with_a_clear_error() -> None:
     with pytest.raises(ValidationError, match="share the model family 'openai'"):
-        JudgeConfig(llm_base_url="http://x/v1", quick_model="gpt-5-nano", deep_model="gpt-4o")
+        JudgeSettings(llm_base_url="http://x/v1", quick_model="gpt-5-nano", deep_model="gpt-4o")
 
 
 def test_shared_family_allowed_when_asked() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="gpt-5-nano",
         deep_model="gpt-4o",
@@ -95,7 +95,7 @@ def test_shared_family_allowed_when_asked() -> None:
 
 
 def test_family_override_resolves_a_shared_guess() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-model-a",
         deep_model="house-model-b",
@@ -107,16 +107,16 @@ def test_family_override_resolves_a_shared_guess() -> None:
 
 def test_tier_without_endpoint_does_not_run() -> None:
     """A model but no base URL and no key: nothing to call."""
-    assert JudgeConfig(quick_model="gpt-5-nano").tiers() == {}
+    assert JudgeSettings(quick_model="gpt-5-nano").tiers() == {}
 
 
 def test_key_without_base_url_uses_public_endpoint() -> None:
-    config = JudgeConfig(llm_api_key="k", llm_provider="anthropic", quick_model="claude-haiku-4")
+    config = JudgeSettings(llm_api_key="k", llm_provider="anthropic", quick_model="claude-haiku-4")
     assert config.tiers()[Q].base_url == "https://api.anthropic.com"
 
 
 def test_alternates_resolve_endpoints() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="k",
         quick_model="gpt-5-nano",
@@ -167,7 +167,7 @@ def test_validate_tiers_exhaustive(subset: frozenset[Tier], allow_shared: bool) 
         if should_pass:
             validate_tiers(assignment, allow_shared_family=allow_shared)
             continue
-        with pytest.raises(TierConfigError) as info:
+        with pytest.raises(TierSettingsError) as info:
             validate_tiers(assignment, allow_shared_family=allow_shared)
         message = str(info.value)
         if subset not in ORDERED:
@@ -177,12 +177,12 @@ def test_validate_tiers_exhaustive(subset: frozenset[Tier], allow_shared: bool) 
 
 
 def test_validate_tiers_is_case_insensitive_on_families() -> None:
-    with pytest.raises(TierConfigError, match="share"):
+    with pytest.raises(TierSettingsError, match="share"):
         validate_tiers({Q: "OpenAI", D: "openai"}, allow_shared_family=False)
 
 
 def test_validate_tiers_names_every_problem() -> None:
-    with pytest.raises(TierConfigError) as info:
+    with pytest.raises(TierSettingsError) as info:
         validate_tiers({D: "x", T: "x"}, allow_shared_family=False)
     message = str(info.value)
     assert "deep tier is configured but quick" in message
@@ -191,7 +191,7 @@ def test_validate_tiers_names_every_problem() -> None:
 
 
 def test_authorship_patterns_also_name_judge_families() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-llm-7b",
         deep_model="gpt-5",
@@ -207,7 +207,7 @@ def test_alternate_of_an_unused_provider_is_refused() -> None:
     """An OpenAI-protocol panel with an Anthropic alternate and no Anthropic settings:
     the global (OpenAI or proxy) key must not go to api.anthropic.com."""
     with pytest.raises(ValidationError) as info:
-        JudgeConfig(
+        JudgeSettings(
             llm_api_key="sk-openai-global-key",
             quick_model="gpt-5-nano",
             alternate_models=["anthropic:claude-haiku-4"],
@@ -221,12 +221,12 @@ def test_alternate_of_an_unused_provider_is_refused() -> None:
 
 def test_alternate_routes_are_not_checked_without_tiers() -> None:
     """No model configured: nothing runs, so nothing to refuse."""
-    config = JudgeConfig(llm_api_key="k", alternate_models=["anthropic:claude-haiku-4"])
+    config = JudgeSettings(llm_api_key="k", alternate_models=["anthropic:claude-haiku-4"])
     assert config.tiers() == {}
 
 
 def test_alternate_with_its_own_provider_settings() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="proxy-key",
         quick_model="gpt-5-nano",
@@ -242,7 +242,7 @@ def test_alternate_with_its_own_provider_settings() -> None:
 
 
 def test_alternate_base_url_alone_sends_no_key() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_api_key="sk-openai-global-key",
         quick_model="gpt-5-nano",
         alternate_models=["anthropic:claude-haiku-4"],
@@ -254,7 +254,7 @@ def test_alternate_base_url_alone_sends_no_key() -> None:
 
 
 def test_alternate_provider_settings_beat_a_tier_of_that_provider() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="proxy-key",
         quick_model="gpt-5-nano",
@@ -276,9 +276,9 @@ def test_alternate_provider_settings_from_the_environment(
     monkeypatch.setenv("JUDGE_QUICK_MODEL", "gpt-5-nano")
     monkeypatch.setenv("JUDGE_ALTERNATE_MODELS", "anthropic:claude-haiku-4")
     monkeypatch.setenv("JUDGE_ALTERNATE_ANTHROPIC_API_KEY", "anthropic-env-key")
-    (claude,) = JudgeConfig().alternates(Q)
+    (claude,) = JudgeSettings().alternates(Q)
     assert claude.endpoint_key() == ("anthropic", "https://api.anthropic.com", "anthropic-env-key")
-    assert "anthropic-env-key" not in repr(JudgeConfig())
+    assert "anthropic-env-key" not in repr(JudgeSettings())
 
 
 def test_validation_errors_never_quote_keys() -> None:
@@ -286,7 +286,7 @@ def test_validation_errors_never_quote_keys() -> None:
     whole input, keys included, without hide_input_in_errors."""
     key = "sk-proxy-" + "Zq7Wm2Xr9Lt4Pv8Nc3Bd"
     with pytest.raises(ValidationError) as info:
-        JudgeConfig(
+        JudgeSettings(
             llm_base_url="http://x/v1",
             llm_api_key=key,
             quick_api_key=key + "-quick",
@@ -304,7 +304,7 @@ def test_validation_errors_never_quote_keys() -> None:
 def test_describe_tiers_names_model_family_provider_and_host_never_a_key() -> None:
     """The line `serve` logs at start: enough to see what judges, nothing to leak."""
     key = "sk-proxy-" + "Zq7Wm2Xr9Lt4Pv8Nc3Bd"
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=f"https://user:{key}@llm.example.com:8443/v1?api_key={key}",
         llm_api_key=key,
         quick_model="gpt-5-nano",
@@ -319,4 +319,4 @@ def test_describe_tiers_names_model_family_provider_and_host_never_a_key() -> No
         "deep claude-sonnet-4 (family anthropic, anthropic at api.anthropic.com)"
     )
     assert "Zq7Wm2" not in line and "user" not in line
-    assert JudgeConfig().describe_tiers().startswith("none configured")
+    assert JudgeSettings().describe_tiers().startswith("none configured")

@@ -8,11 +8,11 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.judge.config import JudgeConfig, parse_alternate
 from bot.judge.engine.seating import build_panel
 from bot.judge.engine.tier_status import statuses_from_config
 from bot.judge.providers.agent_cli import CLIProvider
 from bot.judge.records import Tier
+from bot.judge.settings import JudgeSettings, parse_alternate
 
 Q, D, T = Tier.QUICK, Tier.DEEP, Tier.TIEBREAKER
 
@@ -31,21 +31,21 @@ def test_per_tier_output_tokens_default_to_the_global(monkeypatch: pytest.Monkey
     monkeypatch.setenv("JUDGE_ALTERNATE_MODELS", "gemini-2.5-flash")
     monkeypatch.setenv("JUDGE_MAX_OUTPUT_TOKENS", "2048")
     monkeypatch.setenv("JUDGE_DEEP_MAX_OUTPUT_TOKENS", "16000")
-    config = JudgeConfig()
+    config = JudgeSettings()
     assert [config.output_tokens(tier) for tier in (Q, D, T)] == [2048, 16000, 2048]
     tiers = config.tiers()
     assert (tiers[Q].max_output_tokens, tiers[D].max_output_tokens) == (2048, 16000)
     assert config.alternates(D)[0].max_output_tokens == 16000
-    assert JudgeConfig(max_output_tokens=1024).output_tokens(Q) == 1024
+    assert JudgeSettings(max_output_tokens=1024).output_tokens(Q) == 1024
 
 
 def test_output_tokens_have_a_floor() -> None:
     with pytest.raises(ValidationError, match="quick_max_output_tokens"):
-        JudgeConfig(quick_max_output_tokens=10)
+        JudgeSettings(quick_max_output_tokens=10)
 
 
 async def test_seats_carry_their_tiers_output_tokens() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="gpt-5-nano",
         deep_model="qwen3-235b-thinking",
@@ -58,7 +58,7 @@ async def test_seats_carry_their_tiers_output_tokens() -> None:
 
 
 def test_cli_tiers_need_no_endpoint_and_get_no_key() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="https://llm.example/v1",
         llm_api_key="sk-global-secret",
         quick_model="opencode/gpt-5-nano",
@@ -81,7 +81,7 @@ def test_cli_tier_without_any_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_QUICK_MODEL", "opus")
     monkeypatch.setenv("JUDGE_QUICK_PROVIDER", "claude-cli")
     monkeypatch.setenv("JUDGE_CLAUDE_CLI", "/opt/claude/bin/claude")
-    (seat,) = JudgeConfig().tiers().values()
+    (seat,) = JudgeSettings().tiers().values()
     assert (seat.provider, seat.base_url, seat.family) == (
         "claude-cli",
         "/opt/claude/bin/claude",
@@ -91,13 +91,13 @@ def test_cli_tier_without_any_url(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_unknown_provider_names_are_refused() -> None:
     with pytest.raises(ValidationError, match="quick_provider"):
-        JudgeConfig(quick_model="m", quick_provider="gemini-cli")
+        JudgeSettings(quick_model="m", quick_provider="gemini-cli")
     with pytest.raises(ValidationError, match="claude_cli"):
-        JudgeConfig(claude_cli="")
+        JudgeSettings(claude_cli="")
 
 
 async def test_cli_alternates_run_the_command() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="gpt-5-nano",
         alternate_models=["claude-cli:sonnet", "opencode-cli:opencode/kimi-k2.5-free"],
@@ -116,7 +116,7 @@ async def test_cli_alternates_run_the_command() -> None:
 
 
 def test_a_command_path_shows_only_its_name() -> None:
-    config = JudgeConfig(quick_model="sonnet", quick_provider="claude-cli", claude_cli="C:\\x\\")
+    config = JudgeSettings(quick_model="sonnet", quick_provider="claude-cli", claude_cli="C:\\x\\")
     assert config.tiers()[Q].host == "local ?"
 
 
@@ -130,7 +130,7 @@ def test_a_command_path_shows_only_its_name() -> None:
     ],
 )
 def test_allowed_models_are_comma_separated_globs(value: object, expected: list[str]) -> None:
-    assert JudgeConfig(allowed_models=value).allowed_models == expected
+    assert JudgeSettings(allowed_models=value).allowed_models == expected
 
 
 @pytest.mark.parametrize(
@@ -138,5 +138,5 @@ def test_allowed_models_are_comma_separated_globs(value: object, expected: list[
 )
 def test_an_empty_allowed_model_entry_is_refused(value: str, names: str) -> None:
     with pytest.raises(ValidationError) as raised:
-        JudgeConfig(allowed_models=value)
+        JudgeSettings(allowed_models=value)
     assert names in str(raised.value)

@@ -578,23 +578,23 @@ def test_exclude_database(tmp_path: Path, before: str | None, after: str) -> Non
 
 def test_only_local_endpoints_lift_the_spend_limits() -> None:
     from bot.cli.judge import NO_LIMIT, cli_limits
-    from bot.judge.config import JudgeConfig
+    from bot.judge.settings import JudgeSettings
 
-    local = JudgeConfig(
+    local = JudgeSettings(
         _env_file=None, llm_base_url="http://127.0.0.1:11434/v1", quick_model="qwen2.5"
     )
     lifted = cli_limits(local)
     assert (lifted.throttle_per_hour, lifted.daily_call_budget) == (NO_LIMIT, None)
-    chosen = JudgeConfig(
+    chosen = JudgeSettings(
         _env_file=None,
         llm_base_url="http://localhost:8080/v1",
         quick_model="qwen2.5",
         throttle_per_hour=2,
     )
     assert cli_limits(chosen).throttle_per_hour == 2, "a limit the user set stays"
-    hosted = JudgeConfig(_env_file=None, llm_api_key="sk-x", quick_model="gpt-5-nano")
+    hosted = JudgeSettings(_env_file=None, llm_api_key="sk-x", quick_model="gpt-5-nano")
     assert cli_limits(hosted) == hosted
-    mixed = JudgeConfig(
+    mixed = JudgeSettings(
         _env_file=None,
         llm_base_url="http://127.0.0.1:11434/v1",
         quick_model="qwen2.5",
@@ -603,7 +603,7 @@ def test_only_local_endpoints_lift_the_spend_limits() -> None:
         deep_api_key="sk-x",
     )
     assert cli_limits(mixed) == mixed
-    assert cli_limits(JudgeConfig(_env_file=None)).throttle_per_hour == 20
+    assert cli_limits(JudgeSettings(_env_file=None)).throttle_per_hour == 20
 
 
 async def test_a_local_trial_is_not_throttled_and_a_refusal_says_so_on_stderr(

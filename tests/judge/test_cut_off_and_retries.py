@@ -18,7 +18,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.rounds import (
     CUT_OFF,
@@ -41,6 +40,7 @@ from bot.judge.providers import (
 )
 from bot.judge.records import Verdict
 from bot.judge.rubrics.parsing import ParseError
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 from tests.support.provider_helpers import MESSAGES
 
@@ -78,7 +78,7 @@ def engine_for(http: httpx.AsyncClient) -> Callable[..., JudgeEngine]:
             "quick_model": QUICK,
             "deep_model": DEEP,
         }
-        config = JudgeConfig(**{**values, **overrides})
+        config = JudgeSettings(**{**values, **overrides})
         return JudgeEngine(config, build_panel(config, http), None)
 
     return build

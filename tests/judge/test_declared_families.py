@@ -8,9 +8,9 @@ import os
 import pytest
 
 from bot.judge.authorship import detect_authoring_families
-from bot.judge.config import JudgeConfig
 from bot.judge.engine.seating import build_panel, seat_panel
 from bot.judge.records import Tier
+from bot.judge.settings import JudgeSettings
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +55,7 @@ def test_one_letter_names_are_not_matched() -> None:
 
 
 def test_config_names_every_seated_and_declared_family() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="acme-large",
         quick_family="Acme",
@@ -71,7 +71,7 @@ def test_config_names_every_seated_and_declared_family() -> None:
         "mystery-7b": "unknown:mystery-7b",
         "openai": "openai",
     }
-    assert JudgeConfig().family_names() == {}
+    assert JudgeSettings().family_names() == {}
 
 
 async def test_a_tier_declared_by_family_does_not_judge_its_familys_work() -> None:
@@ -79,7 +79,7 @@ async def test_a_tier_declared_by_family_does_not_judge_its_familys_work() -> No
     tier declared JUDGE_QUICK_FAMILY=acme by the alternate."""
     import httpx
 
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-model",
         quick_family="acme",

@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.seating import JudgePanel, Seat, build_panel
 from bot.judge.providers import ProviderError
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict, VerdictRecord
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer, Reply
 
@@ -58,7 +58,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def make_config(fake: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
+def make_config(fake: FakeOpenAIServer, **overrides: Any) -> JudgeSettings:
     values: dict[str, Any] = {
         "llm_base_url": fake.base_url,
         "llm_api_key": "test-key",
@@ -71,7 +71,7 @@ def make_config(fake: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
         "tiebreaker_timeout": 2.0,
     }
     values.update(overrides)
-    return JudgeConfig(**values)
+    return JudgeSettings(**values)
 
 
 def make_request(
@@ -101,7 +101,7 @@ def counter_nonces() -> Callable[[], str]:
 def engine_for(
     http: httpx.AsyncClient, sqlite_storage: SqliteStorage
 ) -> Callable[..., JudgeEngine]:
-    def build(config: JudgeConfig, *, storage: Any = sqlite_storage, **kw: Any) -> JudgeEngine:
+    def build(config: JudgeSettings, *, storage: Any = sqlite_storage, **kw: Any) -> JudgeEngine:
         return JudgeEngine(config, build_panel(config, http), storage, **kw)
 
     return build
@@ -473,7 +473,7 @@ class _FailingProvider:
 async def test_base_provider_error_fails_open(sqlite_storage: SqliteStorage) -> None:
     provider = _FailingProvider()
     seat = Seat(model=QUICK, family="openai", provider=provider, timeout=2.0, max_chars=4000)
-    engine = JudgeEngine(JudgeConfig(), JudgePanel(tiers={Tier.QUICK: seat}), sqlite_storage)
+    engine = JudgeEngine(JudgeSettings(), JudgePanel(tiers={Tier.QUICK: seat}), sqlite_storage)
     record = await engine.judge(make_request())
     assert record.final_decision is Verdict.UNDETERMINED
     (call,) = record.calls
@@ -614,7 +614,7 @@ async def test_mechanical_hard_failure_rejects_without_a_call(
 async def test_no_llm_configured_runs_mechanical_checks_only(
     engine_for: Callable[..., JudgeEngine], sqlite_storage: SqliteStorage
 ) -> None:
-    record = await engine_for(JudgeConfig()).judge(make_request())
+    record = await engine_for(JudgeSettings()).judge(make_request())
     assert record.final_decision is Verdict.UNDETERMINED
     assert record.models_not_run is True
     assert record.models_not_run_note and "only the mechanical checks ran" in (
@@ -628,7 +628,7 @@ async def test_no_llm_configured_still_rejects_hard_failures(
     engine_for: Callable[..., JudgeEngine],
 ) -> None:
     bad_json = JudgedFile(path="data/config.json", content='{"a": 1,,}')
-    record = await engine_for(JudgeConfig()).judge(make_request(files=[bad_json]))
+    record = await engine_for(JudgeSettings()).judge(make_request(files=[bad_json]))
     assert record.final_decision is Verdict.REJECT
     assert any(f.kind == "invalid-json" for f in record.mechanical_findings)
 

@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.review_context import CiResult, EarlierVerdict, FileDiff, ReviewContext
 from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -48,7 +48,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def engine(fake: FakeOpenAIServer, http: httpx.AsyncClient, storage: SqliteStorage) -> JudgeEngine:
-    config = JudgeConfig(
+    config = JudgeSettings(
         _env_file=None,
         llm_base_url=fake.base_url,
         llm_api_key=fake.api_key,

@@ -29,11 +29,11 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, TaskSpec, Tier, Verdict
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.judge_requests import (
     JudgeInputs,
     fitted_window_budget,
@@ -200,7 +200,7 @@ def request(chars: int, path: str = "docs/report.md") -> JudgeRequest:
     )
 
 
-def config(server: LocalServer, **fields: Any) -> JudgeConfig:
+def config(server: LocalServer, **fields: Any) -> JudgeSettings:
     values: dict[str, Any] = {
         "llm_base_url": server.base_url,
         "quick_model": QUICK,
@@ -208,7 +208,7 @@ def config(server: LocalServer, **fields: Any) -> JudgeConfig:
         "throttle_per_hour": 1000,
         "daily_call_budget": None,
     }
-    return JudgeConfig(**{**values, **fields})
+    return JudgeSettings(**{**values, **fields})
 
 
 async def test_llama_cpp_python_refusal_is_fitted_and_asked_again(
@@ -305,7 +305,7 @@ async def test_an_overflow_without_numbers_halves_what_is_sent(
         return httpx.Response(404, json={"error": "not found"})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        settings = JudgeConfig(llm_base_url="http://ollama:11434/v1", quick_model=QUICK)
+        settings = JudgeSettings(llm_base_url="http://ollama:11434/v1", quick_model=QUICK)
         engine = JudgeEngine(settings, build_panel(settings, client), None)
         record = await engine.judge(request(3000))
     assert record.previous_rounds[0].verdict is Verdict.ACCEPT
@@ -394,7 +394,7 @@ async def test_failed_calls_cost_no_budget(
     """Only calls a provider answered count against the day's calls, tokens and the
     hour's throttle (issue 27: "failed calls should not count against a budget")."""
     server = await serve("vllm", 8192)
-    refused = JudgeConfig(
+    refused = JudgeSettings(
         llm_base_url="http://127.0.0.1:9/v1",  # nothing listens on the discard port
         quick_model=QUICK,
         throttle_per_hour=1,
@@ -405,7 +405,7 @@ async def test_failed_calls_cost_no_budget(
         record = await engine.judge(request(500))
         assert record.final_decision is Verdict.UNDETERMINED
         assert record.mode != "throttled" and "budget" not in (record.reason or "")
-    answered = JudgeConfig(
+    answered = JudgeSettings(
         llm_base_url=server.base_url, quick_model=QUICK, throttle_per_hour=1, daily_call_budget=1
     )
     engine = JudgeEngine(answered, build_panel(answered, http), sqlite_storage)
@@ -421,7 +421,7 @@ async def test_tier_contexts(
     settings = config(server, deep_context_tokens=2048)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     assert await engine.tier_contexts() == {Tier.QUICK: 4096, Tier.DEEP: 2048}
-    unconfigured = JudgeEngine(JudgeConfig(), None, None)
+    unconfigured = JudgeEngine(JudgeSettings(), None, None)
     assert await unconfigured.tier_contexts() == {}
 
 

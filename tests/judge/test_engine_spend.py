@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.rounds import AttemptError, CutOffAnswer, NoRoomForFiles, billed
 from bot.judge.engine.seating import build_panel
@@ -29,6 +28,7 @@ from bot.judge.providers import (
 from bot.judge.providers.overflow import Overflow
 from bot.judge.records import JudgedFile, TaskSpec, Verdict
 from bot.judge.rubrics.parsing import ParseError
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -91,7 +91,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 def _engine(
     fake: FakeOpenAIServer, http: httpx.AsyncClient, storage: SqliteStorage, **limits: Any
 ) -> JudgeEngine:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,

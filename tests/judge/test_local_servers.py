@@ -40,7 +40,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.rounds import GiveUp, attempt_outcome
 from bot.judge.engine.seating import build_panel
@@ -53,6 +52,7 @@ from bot.judge.providers.http import SERVER_MESSAGE_LIMIT, excerpt
 from bot.judge.providers.openai_chat import REPROBE_SECONDS, OpenAIChatProvider
 from bot.judge.record_table import render_table
 from bot.judge.records import Tier, Verdict
+from bot.judge.settings import JudgeSettings
 from bot.judging.group_sections import group_details
 from tests.judge.local_servers import (
     DOCUMENTS,
@@ -210,10 +210,10 @@ async def test_a_fixed_format_is_sent_as_set(
 
 
 def test_the_format_settings_resolve_per_tier(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert JudgeConfig().response_format == "auto"
+    assert JudgeSettings().response_format == "auto"
     monkeypatch.setenv("JUDGE_RESPONSE_FORMAT", "json_object")
     monkeypatch.setenv("JUDGE_DEEP_RESPONSE_FORMAT", "prompt")
-    config = JudgeConfig(llm_base_url="http://127.0.0.1:8080/v1", quick_model="a", deep_model="b")
+    config = JudgeSettings(llm_base_url="http://127.0.0.1:8080/v1", quick_model="a", deep_model="b")
     assert config.response_format_of(Tier.QUICK) == "json_object"
     assert config.response_format_of(Tier.DEEP) == "prompt"
     tiers = config.tiers()
@@ -223,7 +223,7 @@ def test_the_format_settings_resolve_per_tier(monkeypatch: pytest.MonkeyPatch) -
     )
     monkeypatch.setenv("JUDGE_QUICK_RESPONSE_FORMAT", "yaml")
     with pytest.raises(ValueError, match="quick_response_format"):
-        JudgeConfig()
+        JudgeSettings()
 
 
 # ---- defect 2: the server's own words -------------------------------------------------

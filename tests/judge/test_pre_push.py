@@ -83,7 +83,7 @@ def test_parse_push_lines() -> None:
     ],
 )
 def test_default_watched_paths(path: str, watched: bool) -> None:
-    from bot.judge.config import DEFAULT_WATCHED_PATHS
+    from bot.judge.settings import DEFAULT_WATCHED_PATHS
 
     assert is_watched(path, DEFAULT_WATCHED_PATHS) is watched
 

@@ -20,7 +20,7 @@ from bot.cli.pre_push import (
     nothing_watched,
     unreadable_configuration,
 )
-from bot.judge.config import DEFAULT_WATCHED_PATHS
+from bot.judge.settings import DEFAULT_WATCHED_PATHS
 from tests.judge.test_pre_push import (
     BAD_DOC,
     DEEP,

@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.seating import build_panel
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Verdict
 from bot.judge.rubrics.research_settings import ResearchOverrides, ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.storage.sqlite import SqliteStorage
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -58,7 +58,7 @@ def engine_for(
     http: httpx.AsyncClient, sqlite_storage: SqliteStorage
 ) -> Callable[[FakeOpenAIServer], JudgeEngine]:
     def build(fake: FakeOpenAIServer) -> JudgeEngine:
-        config = JudgeConfig(
+        config = JudgeSettings(
             llm_base_url=fake.base_url,
             llm_api_key="test-key",
             quick_model=QUICK,

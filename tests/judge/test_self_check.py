@@ -14,7 +14,6 @@ import httpx
 import pytest
 from aiohttp import web
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import self_check
 from bot.judge.engine.self_check import (
     ModelListing,
@@ -29,6 +28,7 @@ from bot.judge.engine.self_check import (
 )
 from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
 from bot.judge.records import Tier
+from bot.judge.settings import JudgeSettings
 from bot.metrics import Metrics
 from tests.support.fakes.llm_server import FakeAnthropicServer, FakeOpenAIServer
 from tests.support.provider_helpers import Handler
@@ -143,8 +143,8 @@ def test_health_detail_lists_every_tier_and_the_missing_models() -> None:
 # -- the model lists ----------------------------------------------------------------------
 
 
-def _openai(base_url: str, key: str | None = "test-key", model: str = "m") -> JudgeConfig:
-    return JudgeConfig(llm_base_url=base_url, llm_api_key=key, quick_model=model)
+def _openai(base_url: str, key: str | None = "test-key", model: str = "m") -> JudgeSettings:
+    return JudgeSettings(llm_base_url=base_url, llm_api_key=key, quick_model=model)
 
 
 async def test_openai_list(fake_llm: FakeOpenAIServer, http: httpx.AsyncClient) -> None:
@@ -157,7 +157,7 @@ async def test_anthropic_list_follows_pages(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
     fake_anthropic.models = [f"claude-{n}" for n in range(2500)]
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
         llm_api_key="test-key",
@@ -175,7 +175,7 @@ async def test_anthropic_list_follows_pages(
 async def test_anthropic_wrong_key(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
         llm_api_key="sk-ant-wrong-key",
@@ -221,7 +221,7 @@ async def test_odd_answers_leave_the_model_unchecked(
 ) -> None:
     base = await raw_server(_answer(status, body))
     for provider in ("openai", "anthropic"):
-        config = JudgeConfig(
+        config = JudgeSettings(
             llm_provider=provider, llm_base_url=base, llm_api_key="k", quick_model="m"
         )
         listing = await list_models(http, config.tiers()[Tier.QUICK])
@@ -261,12 +261,12 @@ async def test_unreachable_and_slow_hosts_count_as_missing(
 
 
 async def test_cli_tiers_have_no_list(http: httpx.AsyncClient) -> None:
-    found = JudgeConfig(
+    found = JudgeSettings(
         quick_model="sonnet", quick_provider="claude-cli", claude_cli=sys.executable
     )
     listing = await list_models(http, found.tiers()[Tier.QUICK])
     assert listing.available is None and "no model list" in (listing.problem or "")
-    missing = JudgeConfig(
+    missing = JudgeSettings(
         quick_model="sonnet", quick_provider="claude-cli", claude_cli="/no/claude"
     )
     listing = await list_models(http, missing.tiers()[Tier.QUICK])
@@ -289,7 +289,7 @@ async def test_a_missing_model_is_shown_counted_and_logged_once(
     """The renamed model shows on the board and the gauge at 0; the warning (with the
     names that exist) is written once, not at every check; its return is logged once."""
     fake_llm.models = ["llama-3.3-70b", *(f"other-{n}" for n in range(30))]
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model="llama3.1-70b",

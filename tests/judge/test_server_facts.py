@@ -16,7 +16,6 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
-from bot.judge.config import MIN_CONTEXT_TOKENS, Endpoint, JudgeConfig
 from bot.judge.providers.server_facts import (
     LEAST_CONTEXT,
     LLAMA_MODELS,
@@ -33,6 +32,7 @@ from bot.judge.providers.server_facts import (
     private_host,
 )
 from bot.judge.records import Tier
+from bot.judge.settings import MIN_CONTEXT_TOKENS, Endpoint, JudgeSettings
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -361,7 +361,7 @@ async def test_what_is_not_asked(
 
 
 def test_the_settings_give_each_tier_its_context() -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="http://127.0.0.1:8080/v1",
         quick_model="qwen2.5:0.5b",
         deep_model="llama3.2:1b",
@@ -374,14 +374,16 @@ def test_the_settings_give_each_tier_its_context() -> None:
     # An alternate's context is its server's: the global setting, never a seat's.
     assert config.alternates(Tier.QUICK)[0].context_tokens == 4096
     assert (
-        JudgeConfig(quick_model="m", llm_base_url="http://x/v1").tiers()[Tier.QUICK].context_tokens
+        JudgeSettings(quick_model="m", llm_base_url="http://x/v1")
+        .tiers()[Tier.QUICK]
+        .context_tokens
         is None
     )
 
 
 def test_a_context_too_small_to_judge_in_is_refused() -> None:
     with pytest.raises(ValueError, match="context_tokens"):
-        JudgeConfig(context_tokens=100)
+        JudgeSettings(context_tokens=100)
 
 
 class Clock:

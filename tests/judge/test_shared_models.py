@@ -16,7 +16,6 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.seating import (
     Seat,
@@ -26,6 +25,7 @@ from bot.judge.engine.seating import (
     shared_models,
 )
 from bot.judge.records import Tier, Verdict
+from bot.judge.settings import JudgeSettings
 from tests.judge.local_servers import request_for
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
 
@@ -92,7 +92,7 @@ def test_the_note_names_only_tiers_that_judged() -> None:
 async def test_one_model_at_two_tiers_is_warned_at_start_and_in_the_record(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model=SMALL,
@@ -113,7 +113,7 @@ async def test_one_model_at_two_tiers_is_warned_at_start_and_in_the_record(
 async def test_two_models_are_not_warned_about(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model="gpt-5-nano",

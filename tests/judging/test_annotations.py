@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bot.judge.config import Mode
+from bot.judge.settings import Mode
 from bot.judging.annotations import (
     MAX_ANNOTATIONS_PER_RUN,
     Annotation,

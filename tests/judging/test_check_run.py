@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bot.commands.grammar import parse_command
-from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict
+from bot.judge.settings import Mode
 from bot.judging.annotations import annotation_at
 from bot.judging.check_run import (
     ACTION_OVERRIDE_ACCEPT,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.judge.config import Mode, OnOutage
 from bot.judge.engine.judgment import admission_refused
 from bot.judge.engine.rounds import attempt_refusal
 from bot.judge.engine.tiers import PARTIAL_VIEW
 from bot.judge.records import Tier, Verdict
+from bot.judge.settings import Mode, OnOutage
 from bot.judging.conclusion import (
     NEXT_STEP,
     REFUSALS,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from bot.judge.config import Mode
 from bot.judge.records import Tier, Verdict, VerdictRecord
+from bot.judge.settings import Mode
 from bot.judging.check_run import (
     CheckDetails,
     CheckRunOutput,

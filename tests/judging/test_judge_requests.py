@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeRequest
 from bot.judge.engine.prompts import compose_messages
 from bot.judge.engine.review_context import CiResult, FileDiff, ReviewContext
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier, Verdict
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.diffs import unified
 from bot.judging.earlier import earlier_verdicts
 from bot.judging.judge_requests import JudgeInputs, judge_requests, window_budget
@@ -235,8 +235,8 @@ def test_windows_of_one_file_hold_it_all() -> None:
     assert sum(len(f.content.lstrip("\n")) for f in secret) == len(whole.lstrip("\n"))
 
 
-def endpoint_config(**fields: Any) -> JudgeConfig:
-    return JudgeConfig(llm_base_url="http://127.0.0.1:9", llm_api_key="k", **fields)
+def endpoint_config(**fields: Any) -> JudgeSettings:
+    return JudgeSettings(llm_base_url="http://127.0.0.1:9", llm_api_key="k", **fields)
 
 
 @pytest.mark.parametrize(

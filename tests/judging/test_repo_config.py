@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from bot.github.types import ChangedPath
-from bot.judge.config import Mode
 from bot.judge.records import RubricName
+from bot.judge.settings import Mode
 from bot.judging.config_file import parse_repo_config
 from bot.judging.repo_config import (
     DEFAULT_INCLUDE,

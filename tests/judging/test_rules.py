@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.github.types import ChangedPath, CommitInfo
-from bot.judge.config import Mode
+from bot.judge.settings import Mode
 from bot.judging.annotations import Annotation
 from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (

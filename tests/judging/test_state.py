@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.judge.config import Mode
 from bot.judge.records import Verdict
+from bot.judge.settings import Mode
 from bot.judging.state import (
     STATE_VERSION,
     LabelGrant,

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from bot.judge.config import JudgeConfig
 from bot.judge.engine.context_fit import (
     TierFit,
     fitted_budget,
@@ -19,6 +18,7 @@ from bot.judge.engine.review_context import ReviewContext
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judging.judge_requests import (
     MIN_WINDOW_CHARS,
     JudgeInputs,
@@ -36,13 +36,13 @@ from tests.judging.test_windows import prose
 BASE = "http://127.0.0.1:8080/v1"
 
 
-def settings(**fields: Any) -> JudgeConfig:
+def settings(**fields: Any) -> JudgeSettings:
     values: dict[str, Any] = {
         "llm_base_url": BASE,
         "quick_model": "qwen2.5:0.5b",
         "deep_model": "llama3.2:1b",
     }
-    return JudgeConfig(**{**values, **fields})
+    return JudgeSettings(**{**values, **fields})
 
 
 def test_unknown_contexts_plan_as_before() -> None:
@@ -68,7 +68,7 @@ def test_the_deciding_tiers(fields: dict[str, Any], tiers: tuple[Tier, ...]) -> 
 
 
 def test_no_judge_configured_plans_with_quicks_setting() -> None:
-    config = JudgeConfig(quick_max_chars=5000)
+    config = JudgeSettings(quick_max_chars=5000)
     assert fitted_window_budget(config, {}) == WindowBudget((TierRoom(Tier.QUICK, 5000),))
 
 
@@ -88,7 +88,7 @@ def test_the_tiebreaker_plans_room_for_the_rounds_before_it() -> None:
     )
 
 
-def _engine_budget(config: JudgeConfig, tokens: int, request: Any, tier: Tier) -> int:
+def _engine_budget(config: JudgeSettings, tokens: int, request: Any, tier: Tier) -> int:
     """The budget the engine gives `tier` for `request` (JudgeEngine._budgets)."""
     seat = config.tiers()[tier]
     rubric = get_rubric(request.rubric)

@@ -19,7 +19,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from bot.app import TIER_BOARD
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.registration.routes import REGISTRATION
 from bot.settings import Settings
 from tests.registration.page_reader import Page, read_page
@@ -78,7 +78,7 @@ def setup_settings(fake: FakeGitHub, tmp_path: Path, **overrides: Any) -> Settin
 async def setup_mode(
     settings: Settings, clock: Callable[[], datetime] | None = None, **kwargs: Any
 ) -> AsyncIterator[tuple[Client, web.Application]]:
-    extra: dict[str, Any] = {"judge_config": JudgeConfig(), **kwargs}
+    extra: dict[str, Any] = {"judge_settings": JudgeSettings(), **kwargs}
     if clock is not None:
         extra["clock"] = clock
     async with running_app(settings, **extra) as running:
@@ -322,10 +322,10 @@ async def test_the_judges_state_is_on_both_pages(
     fake_github: FakeGitHub, github_keypair: KeyPair, workdir: Path
 ) -> None:
     """Setup and status pages show each tier, its availability once checked, and what to set."""
-    config = JudgeConfig(
+    config = JudgeSettings(
         llm_base_url="https://llm.example/v1", llm_api_key="sk-secret", quick_model="gpt-5-nano"
     )
-    async with setup_mode(setup_settings(fake_github, workdir), judge_config=config) as (
+    async with setup_mode(setup_settings(fake_github, workdir), judge_settings=config) as (
         client,
         app,
     ):
@@ -351,7 +351,7 @@ async def test_the_judges_state_is_on_both_pages(
     assert "sk-secret" not in before.text
 
     configured = make_settings(github_keypair.private_pem, workdir)
-    async with running_app(configured, judge_config=config, start_workers=False) as (client, app):
+    async with running_app(configured, judge_settings=config, start_workers=False) as (client, app):
         status = await page_of(client, "/")
         assert (await client.get("/setup/callback?code=a&state=b")).status == 404
         app[TIER_BOARD].replace_all([quick.checked(available=True), *rest])

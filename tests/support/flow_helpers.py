@@ -25,7 +25,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT7
 
 from bot.github.client import GitHubApp
-from bot.judge.config import JudgeConfig
+from bot.judge.settings import JudgeSettings
 from bot.settings.features import FeatureSettings
 from bot.storage import storage_from_url
 from bot.storage.base import DeliveryStatus, Storage
@@ -74,7 +74,7 @@ IMPROVE = (3, 3, 3)
 REJECT = (1, 2, 2)
 
 
-def judge_config(llm: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
+def judge_settings(llm: FakeOpenAIServer, **overrides: Any) -> JudgeSettings:
     values: dict[str, Any] = {
         "llm_base_url": llm.base_url,
         "llm_api_key": llm.api_key,
@@ -85,7 +85,7 @@ def judge_config(llm: FakeOpenAIServer, **overrides: Any) -> JudgeConfig:
         "throttle_per_hour": 1000,
     }
     values.update(overrides)
-    return JudgeConfig(_env_file=None, **values)
+    return JudgeSettings(_env_file=None, **values)
 
 
 def pull_request_payload(
@@ -338,12 +338,12 @@ async def harness(
         private_pem, tmp_path, JUDGE_RETRY_BASE_SECONDS=0.01, JUDGE_MAX_ATTEMPTS=2
     )
     store = storage_from_url(settings.database_url)
-    config = judge_config(llm, **config_overrides)
+    config = judge_settings(llm, **config_overrides)
     async with running_app(
         settings,
         storage=store,
         github=github_app,
-        judge_config=config,
+        judge_settings=config,
         features=features or FeatureSettings(),
     ) as (client, app):
         yield Harness(client, app, store, fake, llm, settings.webhook_path)

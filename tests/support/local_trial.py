@@ -23,9 +23,9 @@ import httpx
 
 from bot.cli.judge import cli_limits, local_only
 from bot.cli.judged_change import JudgedChange, judge_change, requests_at_once
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import JudgedFile, TaskSpec, Verdict, VerdictRecord
+from bot.judge.settings import JudgeSettings
 from tests.support.fakes.local_servers import LocalServer
 
 QUICK_MODEL = "qwen2.5:0.5b"
@@ -68,7 +68,7 @@ def settings(server: LocalServer) -> dict[str, str]:
     }
 
 
-def config_for(server: LocalServer, **overrides: Any) -> JudgeConfig:
+def config_for(server: LocalServer, **overrides: Any) -> JudgeSettings:
     """`settings(server)` as the CLI reads them (its limits included), plus `overrides`."""
     values: dict[str, Any] = {
         "llm_base_url": server.base_url,
@@ -76,7 +76,7 @@ def config_for(server: LocalServer, **overrides: Any) -> JudgeConfig:
         "deep_model": DEEP_MODEL,
         **overrides,
     }
-    return cli_limits(JudgeConfig(**values))
+    return cli_limits(JudgeSettings(**values))
 
 
 def request_for(quality: str, chars: int, number: int) -> JudgeRequest:

@@ -36,7 +36,7 @@ from tests.support.flow_helpers import (
     REPO,
     Harness,
     commit_files,
-    judge_config,
+    judge_settings,
     open_pull,
     pull_request_payload,
     scores,
@@ -75,7 +75,7 @@ async def merge_harness(
         private_pem, tmp_path, JUDGE_RETRY_BASE_SECONDS=0.01, JUDGE_MAX_ATTEMPTS=2
     )
     store = storage if storage is not None else storage_from_url(settings.database_url)
-    app = create_app(settings, storage=store, github=github_app, judge_config=judge_config(llm))
+    app = create_app(settings, storage=store, github=github_app, judge_settings=judge_settings(llm))
     hub = app[SERVICES]
     app.cleanup_ctx.append(merge_queue_ctx(store, hub, app_clock))
     client = TestClient(TestServer(app, host="127.0.0.1"))

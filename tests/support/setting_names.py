@@ -6,8 +6,8 @@ from __future__ import annotations
 from pydantic_settings import BaseSettings
 
 from bot.action.settings import ActionSettings
-from bot.judge.config import JudgeConfig
 from bot.judge.rubrics.research_settings import ResearchSettings
+from bot.judge.settings import JudgeSettings
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings
 from bot.settings.merge import MergeSettings
@@ -15,7 +15,7 @@ from bot.settings.notify import NotifySettings
 from bot.settings.server import ServerSettings
 
 JUDGE_SECTIONS: tuple[type[BaseSettings], ...] = (
-    JudgeConfig,
+    JudgeSettings,
     ActionSettings,
     MergeSettings,
     NotifySettings,

@@ -13,7 +13,7 @@ page and `/healthz?detail=1`).
                 board the pages read, so no health check calls a model
 
 The room sits above the engine and imports neither settings nor storage: the caller loads
-the `JudgeConfig` and passes an httpx client in.
+the `JudgeSettings` and passes an httpx client in.
 """
 
 from bot.judge.doctor.report import (

@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from bot.judge.config import JudgeConfig
 from bot.judge.doctor.probe import probe_config
 from bot.judge.doctor.report import DoctorReport
 from bot.judge.providers import StructuredOutputMemory
+from bot.judge.settings import JudgeSettings
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class ProbeBoard:
 
 async def probe_forever(
     board: ProbeBoard,
-    config: JudgeConfig,
+    config: JudgeSettings,
     client: httpx.AsyncClient,
     stop: asyncio.Event,
     interval: float,
@@ -84,7 +84,7 @@ async def probe_forever(
 
 def probe_ctx(
     board: ProbeBoard,
-    config: JudgeConfig,
+    config: JudgeSettings,
     *,
     interval: float,
     client: httpx.AsyncClient | None = None,

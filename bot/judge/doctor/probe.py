@@ -33,7 +33,6 @@ from datetime import UTC, datetime
 import httpx
 
 from bot.judge.checks.injection import new_nonce
-from bot.judge.config import Endpoint, JudgeConfig
 from bot.judge.doctor.report import (
     ALTERNATE,
     ContextSize,
@@ -56,6 +55,7 @@ from bot.judge.providers.server_facts import discover_context_tokens
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, Tier
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.parsing import ParseError, parse_answer
+from bot.judge.settings import Endpoint, JudgeSettings
 
 PROBE_TASK = TaskSpec(
     task_id="judge-bot-doctor",
@@ -90,7 +90,7 @@ class Sitting:
 
 
 def sittings(
-    config: JudgeConfig, client: httpx.AsyncClient, memory: StructuredOutputMemory
+    config: JudgeSettings, client: httpx.AsyncClient, memory: StructuredOutputMemory
 ) -> list[Sitting]:
     """Every configured tier, then every alternate model no tier already is."""
     panel = build_panel(config, client, memory=memory)
@@ -184,7 +184,7 @@ def _utcnow() -> datetime:
 
 
 async def probe_config(
-    config: JudgeConfig,
+    config: JudgeSettings,
     client: httpx.AsyncClient,
     *,
     memory: StructuredOutputMemory | None = None,

@@ -73,7 +73,6 @@ from bot.credentials import redact
 from bot.judge.authorship import detect_authoring_families
 from bot.judge.checks.injection import detect_injection, detect_task_injection, new_nonce
 from bot.judge.checks.mechanical import check_task, run_mechanical_checks
-from bot.judge.config import JudgeConfig
 from bot.judge.engine import cost
 from bot.judge.engine.context_fit import (
     TierFit,
@@ -142,6 +141,7 @@ from bot.judge.records import (
 from bot.judge.rubrics import Rubric, get_rubric
 from bot.judge.rubrics.parsing import ParseError, parse_answer
 from bot.judge.rubrics.research_settings import ResearchRules
+from bot.judge.settings import JudgeSettings
 from bot.judge.tagging import TagTerms, tags_for
 
 logger = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class _Inspection:
 class JudgeEngine:
     def __init__(
         self,
-        config: JudgeConfig,
+        config: JudgeSettings,
         panel: JudgePanel | None,
         storage: EngineStore | None,
         *,
@@ -252,7 +252,7 @@ class JudgeEngine:
 
     @classmethod
     def from_config(
-        cls, config: JudgeConfig, client: httpx.AsyncClient, storage: EngineStore | None
+        cls, config: JudgeSettings, client: httpx.AsyncClient, storage: EngineStore | None
     ) -> JudgeEngine:
         return cls(config, build_panel(config, client), storage)
 

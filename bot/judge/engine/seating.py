@@ -25,13 +25,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from bot.judge.config import (
-    DEFAULT_MAX_OUTPUT_TOKENS,
-    TIER_ORDER,
-    Endpoint,
-    JudgeConfig,
-    host_of,
-)
 from bot.judge.providers import (
     OUTPUT_MODES,
     LLMProvider,
@@ -41,6 +34,13 @@ from bot.judge.providers import (
 )
 from bot.judge.providers.server_facts import ContextFacts, ContextMemory
 from bot.judge.records import Tier
+from bot.judge.settings import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    TIER_ORDER,
+    Endpoint,
+    JudgeSettings,
+    host_of,
+)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def _identity(seat: Seat) -> tuple[str, str, str]:
 
 
 def build_panel(
-    config: JudgeConfig,
+    config: JudgeSettings,
     client: httpx.AsyncClient,
     *,
     memory: StructuredOutputMemory | None = None,

@@ -47,10 +47,10 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from bot.judge.config import Endpoint, JudgeConfig
 from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
 from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION
 from bot.judge.providers.http import ACCEPT_ENCODING, read_up_to
+from bot.judge.settings import Endpoint, JudgeSettings
 from bot.metrics import Metrics
 
 logger = logging.getLogger(__name__)
@@ -357,7 +357,7 @@ class SelfCheck:
     def __init__(
         self,
         board: TierBoard,
-        config: JudgeConfig,
+        config: JudgeSettings,
         client: httpx.AsyncClient,
         metrics: Metrics,
     ) -> None:
@@ -434,7 +434,7 @@ class SelfCheck:
 
 def self_check_ctx(
     board: TierBoard,
-    config: JudgeConfig,
+    config: JudgeSettings,
     metrics: Metrics,
     client: httpx.AsyncClient | None = None,
     *,

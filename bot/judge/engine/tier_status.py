@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from bot.judge.config import TIER_ORDER, JudgeConfig
+from bot.judge.settings import TIER_ORDER, JudgeSettings
 
 __all__ = ["TierBoard", "TierStatus", "statuses_from_config"]
 
@@ -37,7 +37,7 @@ class TierStatus:
         return replace(self, available=available, problem=problem)
 
 
-def statuses_from_config(config: JudgeConfig) -> list[TierStatus]:
+def statuses_from_config(config: JudgeSettings) -> list[TierStatus]:
     """One status per tier in protocol order, unchecked, with what is missing named."""
     seats = config.tiers()
     statuses: list[TierStatus] = []

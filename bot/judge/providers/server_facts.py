@@ -61,7 +61,7 @@ REFUSAL = "the server's refusal"
 UNKNOWN = "unknown"
 
 LEAST_CONTEXT = 512
-"""The smallest context believed from a refusal (`bot.judge.config.MIN_CONTEXT_TOKENS`,
+"""The smallest context believed from a refusal (`bot.judge.settings.MIN_CONTEXT_TOKENS`,
 the least a setting may say)."""
 DISCOVERY_TIMEOUT = 5.0
 """Seconds each discovery request may take (a tier's own timeout when shorter)."""
@@ -88,7 +88,7 @@ class ContextFacts:
 
 
 class ContextEndpoint(Protocol):
-    """What discovery reads of a seat: `bot.judge.config.Endpoint` is one (the providers
+    """What discovery reads of a seat: `bot.judge.settings.Endpoint` is one (the providers
     sit below the configuration, so they name its shape, not its class)."""
 
     @property
@@ -123,7 +123,7 @@ def _positive(value: Any) -> int | None:
 async def discover_context_tokens(
     client: httpx.AsyncClient, endpoint: ContextEndpoint
 ) -> ContextFacts:
-    """The context `endpoint` (a `bot.judge.config.Endpoint`) serves its model with: its
+    """The context `endpoint` (a `bot.judge.settings.Endpoint`) serves its model with: its
     setting, else what its server says (module docstring), else unknown with why."""
     configured = _positive(endpoint.context_tokens)
     if configured is not None:

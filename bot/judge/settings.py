@@ -1,7 +1,9 @@
-"""Judge configuration: typed `JUDGE_*` settings.
+"""The judge's settings: typed `JUDGE_*` environment variables. In this code base
+"settings" always come from the process's environment and "config" is a repository's
+`.github/judge.yml` (`bot/judging/repo_config.py`).
 
 Loaded where the process starts (`serve`, the judge commands, the pre-push hook) by
-`bot.settings.load_judge_config`, the loader the server's settings use too, so the
+`bot.settings.load_judge_settings`, the loader the server's settings use too, so the
 environment and `.env` count alike everywhere; built directly in tests with keyword
 arguments. The model reads the process environment only: which `.env` counts is the
 loader's decision. Nothing here reads anything at import.
@@ -86,7 +88,7 @@ DEFAULT_WATCHED_PATHS = (
 )
 
 
-class TierConfigError(ValueError):
+class TierSettingsError(ValueError):
     """The tiers cannot form an independent panel."""
 
 
@@ -95,7 +97,7 @@ def validate_tiers(families: Mapping[Tier, str], *, allow_shared_family: bool) -
 
     Tiers must be configured in order (deep needs quick, the tiebreaker needs both),
     and unless `allow_shared_family`, no two tiers may share a family. Raises
-    `TierConfigError` naming every problem.
+    `TierSettingsError` naming every problem.
     """
     problems: list[str] = []
     for index, tier in enumerate(TIER_ORDER):
@@ -119,7 +121,7 @@ def validate_tiers(families: Mapping[Tier, str], *, allow_shared_family: bool) -
                     "guessed wrong, or JUDGE_ALLOW_SHARED_FAMILY=true to accept it)"
                 )
     if problems:
-        raise TierConfigError("invalid judge tiers: " + "; ".join(problems))
+        raise TierSettingsError("invalid judge tiers: " + "; ".join(problems))
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ def _split_list(value: Any) -> Any:
     return value
 
 
-class JudgeConfig(BaseSettings):
+class JudgeSettings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="JUDGE_",
         extra="ignore",
@@ -299,7 +301,7 @@ class JudgeConfig(BaseSettings):
         return globs
 
     @model_validator(mode="after")
-    def _independent_tiers(self) -> JudgeConfig:
+    def _independent_tiers(self) -> JudgeSettings:
         tiers = self.tiers()
         validate_tiers(
             {tier: seat.family for tier, seat in tiers.items()},
@@ -321,7 +323,7 @@ class JudgeConfig(BaseSettings):
                     "providers' keys are never sent to its host)"
                 )
         if problems:
-            raise TierConfigError("invalid judge alternates: " + "; ".join(problems))
+            raise TierSettingsError("invalid judge alternates: " + "; ".join(problems))
 
     # -- resolution ----------------------------------------------------------
     def _tier_value(self, tier: Tier, name: str) -> Any:
