@@ -21,7 +21,7 @@ import gc
 import hmac
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import aiohttp
@@ -46,6 +46,7 @@ from bot.judge.engine.self_check import health_detail, self_check_ctx
 from bot.judge.engine.tier_status import TierBoard, statuses_from_config
 from bot.judge.settings import JudgeSettings
 from bot.judging.reactions import REACTIONS
+from bot.lifetime import CleanupContext, Clock
 from bot.merging.queue_worker import merge_queue_ctx
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.notify.sender import Notifier
@@ -76,7 +77,6 @@ DOCTOR_BOARD = web.AppKey("doctor_board", ProbeBoard)
 GITHUB_HEALTH = web.AppKey("github_health", GitHubHealth)
 STORAGE_WRITES = web.AppKey("storage_writes", StorageWrites)
 
-Clock = Callable[[], datetime]
 NOTIFY_DRAIN_SECONDS = 5.0
 # What a 503 for a storage failure asks the sender to wait: a database restart takes seconds.
 STORAGE_RETRY_AFTER_SECONDS = 30
@@ -184,9 +184,6 @@ def _add_webhook(app: web.Application, routes: Router, clock: Clock) -> None:
         app.router.add_post(settings.webhook_path, handler)
     else:
         app.router.add_post(settings.webhook_path, _not_configured)
-
-
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
 def _kpi_gauges(

@@ -8,6 +8,7 @@ module owns each kv namespace (nobody else names it).
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "credentials",
             "gfm",
             "globs",
+            "lifetime",
             "link_health",
             "logs",
             "metrics",
@@ -270,6 +272,43 @@ def test_every_package_says_what_its_modules_do() -> None:
     assert not missing, f"packages without a docstring: {missing}"
 
 
+def test_each_package_docstring_names_its_modules() -> None:
+    """A module added without a line in its package's docstring is a room nobody
+    will find; the docstring is the package's table of contents."""
+    missing = []
+    for init in sorted(BOT.rglob("__init__.py")):
+        package = init.parent
+        members = {path.stem for path in package.glob("*.py")} - {"__init__"}
+        members |= {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        missing += [
+            f"{package.relative_to(BOT.parent)}: {name}"
+            for name in sorted(members)
+            if not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", docstring)
+        ]
+    assert not missing, "modules missing from their package's docstring:\n" + "\n".join(missing)
+
+
+ARCHITECTURE_DOC = BOT.parent / "docs" / "architecture.md"
+
+
+def test_the_architecture_doc_keeps_the_kv_owner_table() -> None:
+    documented = {}
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    for names, owner in re.findall(r"^\| (`[^|]+`) \| `([\w/]+)\.py`", text, re.MULTILINE):
+        for name in re.findall(r"`([\w-]+)`", names):
+            documented[name] = "bot." + owner.replace("/", ".").removesuffix(".__init__")
+    assert documented == NAMESPACE_OWNERS
+
+
+def test_the_architecture_doc_names_only_modules_that_exist() -> None:
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    paths = set(re.findall(r"\b((?:[a-z_]+/)+[a-z_]+\.py)\b", text))
+    roots = (BOT.parent, BOT, BOT / "judge")
+    gone = sorted(p for p in paths if not any((root / p).is_file() for root in roots))
+    assert not gone, f"docs/architecture.md names modules that do not exist: {gone}"
+
+
 def _string_constants(module: Module) -> Iterator[tuple[str, int]]:
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -322,3 +361,45 @@ def test_the_engine_reads_no_settings_loader_or_storage(module: str) -> None:
         if package_of(target) in {"settings", "storage"}
     ]
     assert not wrong, "\n".join(wrong)
+
+
+# Public functions of kv owners that take a JSON object which is not a kv row, each with why.
+UNTYPED_BY_NATURE = {
+    "bot.commands.handlers.execute": "a webhook payload, GitHub's shape",
+    "bot.intake.dispatch.has_handlers": "a webhook payload, GitHub's shape",
+    "bot.intake.dispatch.log_extra": "a logging `extra` mapping",
+    "bot.merging.github_handover.has_merge_queue": "the rules as GitHub's REST API returns them",
+}
+
+
+def _untyped_annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    arguments = function.args
+    annotations = [
+        a.annotation
+        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        if a.annotation is not None
+    ]
+    if function.returns is not None:
+        annotations.append(function.returns)
+    return [
+        text
+        for text in map(ast.unparse, annotations)
+        if "dict[str, Any]" in text or "Mapping[str, Any]" in text
+    ]
+
+
+def test_kv_owners_hand_out_typed_rows() -> None:
+    """An owner's helpers take and return typed values: the JSON dict of a row lives
+    inside the owner, so a caller cannot misspell a key (`.get("hold_label")`)."""
+    wrong = []
+    for owner in sorted(set(NAMESPACE_OWNERS.values())):
+        for node in modules()[owner].tree.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            qualified = f"{owner}.{node.name}"
+            if node.name.startswith("_") or qualified in UNTYPED_BY_NATURE:
+                continue
+            untyped = _untyped_annotations(node)
+            if untyped:
+                wrong.append(f"{qualified}:{node.lineno} {', '.join(untyped)}")
+    assert not wrong, "kv owners' helpers with untyped rows:\n" + "\n".join(wrong)

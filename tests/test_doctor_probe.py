@@ -19,7 +19,7 @@ from aiohttp import web
 from bot.judge.doctor import background
 from bot.judge.doctor.background import PENDING, ProbeBoard, probe_ctx, probe_forever
 from bot.judge.doctor.probe import PROBE_FILE, probe_config
-from bot.judge.doctor.report import ALTERNATE, DoctorReport, Outcome
+from bot.judge.doctor.report import ALTERNATE, DoctorReport, ProbeOutcome
 from bot.judge.providers import StructuredOutputMemory
 from bot.judge.settings import JudgeSettings
 from tests.support.fakes.llm_server import (
@@ -78,7 +78,7 @@ async def test_each_tier_is_sent_the_engines_judgment_and_reported(
         ("quick", QUICK, "openai", llm.origin.removeprefix("http://")),
         ("deep", DEEP, "openai", llm.origin.removeprefix("http://")),
     ]
-    assert quick.outcome is Outcome.ANSWERED and quick.message == ""
+    assert quick.outcome is ProbeOutcome.ANSWERED and quick.message == ""
     assert (quick.response_format, quick.format_fixed) == ("json_schema", False)
     assert quick.latency_ms > 0 and quick.prompt_tokens > 100 and quick.completion_tokens > 0
     assert (quick.max_output_tokens, deep.max_output_tokens) == (1024, 700)
@@ -123,7 +123,7 @@ async def test_a_refused_connection_is_unreachable_and_says_so(http: httpx.Async
     report = await probe_config(config_for(f"http://127.0.0.1:{free_port()}/v1"), http)
     assert not report.ok and report.exit_code == 1
     for probe in report.probes:
-        assert (probe.outcome, probe.message) == (Outcome.UNREACHABLE, "connection refused")
+        assert (probe.outcome, probe.message) == (ProbeOutcome.UNREACHABLE, "connection refused")
         assert probe.response_format is None and not probe.reachable
         assert probe.context.tokens is None and "unreachable" in probe.context.detail
 
@@ -134,7 +134,7 @@ async def test_a_500_keeps_the_servers_message_without_the_key(
     said = f"model crashed while loading (key {KEY} rejected)"
     llm.script(QUICK, Reply.http(500, said))
     quick, deep = (await probe_config(config_for(llm.base_url), http)).probes
-    assert (quick.outcome, quick.status) == (Outcome.REFUSED, 500)
+    assert (quick.outcome, quick.status) == (ProbeOutcome.REFUSED, 500)
     assert quick.server_message == "model crashed while loading (key *** rejected)"
     assert quick.message == "HTTP 500 from openai: " + quick.server_message
     assert deep.ok
@@ -158,7 +158,7 @@ async def test_an_answer_that_is_no_judgment_is_reachable_but_not_ok(
 ) -> None:
     llm.script(QUICK, reply)
     quick = (await probe_config(config_for(llm.base_url), http)).probes[0]
-    assert quick.outcome is Outcome.UNUSABLE and quick.reachable and not quick.ok
+    assert quick.outcome is ProbeOutcome.UNUSABLE and quick.reachable and not quick.ok
     assert quick.message.startswith(message)
 
 
@@ -168,7 +168,7 @@ async def test_a_model_slower_than_its_timeout_times_out(
     llm.script(QUICK, Reply.slow(3, Reply.json(ACCEPT)))
     config = config_for(llm.base_url, quick_timeout=0.3)
     quick = (await probe_config(config, http)).probes[0]
-    assert quick.outcome is Outcome.TIMED_OUT
+    assert quick.outcome is ProbeOutcome.TIMED_OUT
     assert quick.message == "no answer within 0.3 s (JUDGE_QUICK_TIMEOUT)"
     assert 250 < quick.latency_ms < 2500
 
@@ -219,7 +219,7 @@ async def test_the_anthropic_protocol_takes_the_schema_in_the_prompt(
         quick_model="claude-haiku-4-5",
     )
     (quick,) = (await probe_config(config, http)).probes
-    assert (quick.outcome, quick.response_format) == (Outcome.ANSWERED, "prompt")
+    assert (quick.outcome, quick.response_format) == (ProbeOutcome.ANSWERED, "prompt")
     assert quick.context.detail == "the anthropic provider reports no context"
 
 
@@ -271,7 +271,7 @@ async def test_a_cli_that_is_not_installed_is_unreachable(
         opencode_cli=str(tmp_path / "no-such-opencode"),
     )
     deep = (await probe_config(config, http)).probes[1]
-    assert deep.outcome is Outcome.UNREACHABLE
+    assert deep.outcome is ProbeOutcome.UNREACHABLE
     assert deep.message.startswith("opencode-cli could not start 'no-such-opencode'")
 
 
@@ -303,7 +303,7 @@ async def test_the_local_servers_with_their_defaults(
             _env_file=None, llm_base_url=local.base_url, quick_model=model, quick_timeout=10
         )
         (quick,) = (await probe_config(config, http)).probes
-    assert quick.outcome is Outcome.ANSWERED, quick.message
+    assert quick.outcome is ProbeOutcome.ANSWERED, quick.message
     assert (quick.response_format, quick.context.describe()) == (fmt, context)
 
 

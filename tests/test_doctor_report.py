@@ -25,8 +25,8 @@ from bot.judge.doctor.report import (
     COLUMNS,
     ContextSize,
     DoctorReport,
-    Failure,
-    Outcome,
+    ProbeFailure,
+    ProbeOutcome,
     SeatProbe,
     cut_off,
     failure_of,
@@ -77,10 +77,15 @@ def refused_connection() -> ProviderTransportError:
 @pytest.mark.parametrize(
     ("error", "outcome", "message", "status"),
     [
-        (TimeoutError(), Outcome.TIMED_OUT, "no answer within 45 s (JUDGE_QUICK_TIMEOUT)", None),
+        (
+            TimeoutError(),
+            ProbeOutcome.TIMED_OUT,
+            "no answer within 45 s (JUDGE_QUICK_TIMEOUT)",
+            None,
+        ),
         (
             ProviderTimeout("openai call to model m timed out after 45s", **WHO),
-            Outcome.TIMED_OUT,
+            ProbeOutcome.TIMED_OUT,
             "no answer within 45 s (JUDGE_QUICK_TIMEOUT)",
             None,
         ),
@@ -88,28 +93,28 @@ def refused_connection() -> ProviderTransportError:
             http_error(
                 500, "request (9315 tokens) exceeds the available context size (8192 tokens)"
             ),
-            Outcome.REFUSED,
+            ProbeOutcome.REFUSED,
             "HTTP 500 from openai: request (9315 tokens) exceeds the available context size "
             "(8192 tokens)",
             500,
         ),
-        (http_error(404, ""), Outcome.REFUSED, "HTTP 404 from openai", 404),
+        (http_error(404, ""), ProbeOutcome.REFUSED, "HTTP 404 from openai", 404),
         (
             ProviderRateLimited(
                 "429", status=429, detail="", retry_after=20, server_message="slow down", **WHO
             ),
-            Outcome.REFUSED,
+            ProbeOutcome.REFUSED,
             "HTTP 429 from openai: slow down",
             429,
         ),
-        (refused_connection(), Outcome.UNREACHABLE, "connection refused", None),
+        (refused_connection(), ProbeOutcome.UNREACHABLE, "connection refused", None),
         (
             ProviderTransportError(
                 "openai transport error for model m: RemoteProtocolError",
                 cause="RemoteProtocolError",
                 **WHO,
             ),
-            Outcome.UNREACHABLE,
+            ProbeOutcome.UNREACHABLE,
             "openai transport error for model m: RemoteProtocolError",
             None,
         ),
@@ -120,7 +125,7 @@ def refused_connection() -> ProviderTransportError:
                 provider="claude-cli",
                 model="m",
             ),
-            Outcome.UNREACHABLE,
+            ProbeOutcome.UNREACHABLE,
             "claude-cli could not start 'claude' for model m: FileNotFoundError",
             None,
         ),
@@ -131,7 +136,7 @@ def refused_connection() -> ProviderTransportError:
                 detail="Not logged in",
                 **WHO,
             ),
-            Outcome.COMMAND_FAILED,
+            ProbeOutcome.COMMAND_FAILED,
             "claude-cli reported an error for model m (is_error): Not logged in",
             None,
         ),
@@ -139,33 +144,33 @@ def refused_connection() -> ProviderTransportError:
             ProviderCommandError(
                 "claude-cli exited with status 1 for model m", exit_code=1, detail="", **WHO
             ),
-            Outcome.COMMAND_FAILED,
+            ProbeOutcome.COMMAND_FAILED,
             "claude-cli exited with status 1 for model m",
             None,
         ),
         (
             EmptyAnswer("openai model m returned an empty answer", **WHO),
-            Outcome.UNUSABLE,
+            ProbeOutcome.UNUSABLE,
             "openai model m returned an empty answer",
             None,
         ),
         (
             MalformedResponse("openai answered non-JSON for model m", **WHO),
-            Outcome.UNUSABLE,
+            ProbeOutcome.UNUSABLE,
             "openai answered non-JSON for model m",
             None,
         ),
         (
             ParseError("no JSON object found"),
-            Outcome.UNUSABLE,
+            ProbeOutcome.UNUSABLE,
             "unparseable answer: no JSON object found",
             None,
         ),
-        (ProviderError("odd", **WHO), Outcome.REFUSED, "provider error (ProviderError)", None),
+        (ProviderError("odd", **WHO), ProbeOutcome.REFUSED, "provider error (ProviderError)", None),
     ],
 )
 def test_what_each_failure_means(
-    error: BaseException, outcome: Outcome, message: str, status: int | None
+    error: BaseException, outcome: ProbeOutcome, message: str, status: int | None
 ) -> None:
     failure = failure_of(error, tier="quick", time_limit=45.0)
     assert (failure.outcome, failure.message, failure.status) == (outcome, message, status)
@@ -184,8 +189,8 @@ def test_anything_else_is_not_a_probe_failure() -> None:
 
 
 def test_a_cut_off_answer_names_the_setting_to_raise() -> None:
-    assert cut_off(1024, tier="deep") == Failure(
-        Outcome.UNUSABLE,
+    assert cut_off(1024, tier="deep") == ProbeFailure(
+        ProbeOutcome.UNUSABLE,
         "answer cut at the output-token limit (1024 tokens): raise JUDGE_DEEP_MAX_OUTPUT_TOKENS",
     )
 
@@ -193,16 +198,16 @@ def test_a_cut_off_answer_names_the_setting_to_raise() -> None:
 @pytest.mark.parametrize(
     ("outcome", "reachable", "ok"),
     [
-        (Outcome.ANSWERED, True, True),
-        (Outcome.UNUSABLE, True, False),
-        (Outcome.REFUSED, False, False),
-        (Outcome.TIMED_OUT, False, False),
-        (Outcome.UNREACHABLE, False, False),
-        (Outcome.COMMAND_FAILED, False, False),
+        (ProbeOutcome.ANSWERED, True, True),
+        (ProbeOutcome.UNUSABLE, True, False),
+        (ProbeOutcome.REFUSED, False, False),
+        (ProbeOutcome.TIMED_OUT, False, False),
+        (ProbeOutcome.UNREACHABLE, False, False),
+        (ProbeOutcome.COMMAND_FAILED, False, False),
     ],
 )
 def test_reachable_means_the_model_answered_and_ok_means_a_judgment(
-    outcome: Outcome, reachable: bool, ok: bool
+    outcome: ProbeOutcome, reachable: bool, ok: bool
 ) -> None:
     probe = seat(outcome=outcome)
     assert (probe.reachable, probe.ok) == (reachable, ok)
@@ -215,7 +220,7 @@ def seat(**changes: object) -> SeatProbe:
         model="qwen2.5-0.5b",
         provider="openai",
         host="127.0.0.1:8080",
-        outcome=Outcome.ANSWERED,
+        outcome=ProbeOutcome.ANSWERED,
         response_format="json_object",
         context=ContextSize(2048, "llama.cpp /props"),
         latency_ms=1234.56,
@@ -255,9 +260,13 @@ def test_a_row_says_the_format_and_the_context_in_words(
 
 def test_a_failure_keeps_the_format_that_answered_and_the_servers_message() -> None:
     failed = seat().with_failure(
-        Failure(Outcome.REFUSED, "HTTP 500 from openai: boom", 500, "boom")
+        ProbeFailure(ProbeOutcome.REFUSED, "HTTP 500 from openai: boom", 500, "boom")
     )
-    assert (failed.outcome, failed.status, failed.server_message) == (Outcome.REFUSED, 500, "boom")
+    assert (failed.outcome, failed.status, failed.server_message) == (
+        ProbeOutcome.REFUSED,
+        500,
+        "boom",
+    )
     assert failed.as_json() == {
         "seat": "quick",
         "alternate": False,
@@ -287,14 +296,14 @@ def test_a_failure_keeps_the_format_that_answered_and_the_servers_message() -> N
     ("outcomes", "ok", "code"),
     [
         ((), False, 1),
-        ((Outcome.ANSWERED,), True, 0),
-        ((Outcome.ANSWERED, Outcome.ANSWERED), True, 0),
-        ((Outcome.ANSWERED, Outcome.UNUSABLE), False, 1),
-        ((Outcome.UNREACHABLE, Outcome.ANSWERED), False, 1),
+        ((ProbeOutcome.ANSWERED,), True, 0),
+        ((ProbeOutcome.ANSWERED, ProbeOutcome.ANSWERED), True, 0),
+        ((ProbeOutcome.ANSWERED, ProbeOutcome.UNUSABLE), False, 1),
+        ((ProbeOutcome.UNREACHABLE, ProbeOutcome.ANSWERED), False, 1),
     ],
 )
 def test_the_report_is_ok_only_when_every_seat_answered_a_judgment(
-    outcomes: tuple[Outcome, ...], ok: bool, code: int
+    outcomes: tuple[ProbeOutcome, ...], ok: bool, code: int
 ) -> None:
     report = DoctorReport(AT, tuple(seat(outcome=o) for o in outcomes))
     assert (report.ok, report.exit_code, report.as_json()["ok"]) == (ok, code, ok)
@@ -303,14 +312,19 @@ def test_the_report_is_ok_only_when_every_seat_answered_a_judgment(
 def test_the_summary_names_who_did_not_answer() -> None:
     good = DoctorReport(AT, (seat(), seat(seat="deep", model="llama3.2")))
     assert good.summary() == "all 2 judges answered a judgment"
-    bad = DoctorReport(AT, (seat(), seat(seat="deep", model="llama3.2", outcome=Outcome.REFUSED)))
+    bad = DoctorReport(
+        AT, (seat(), seat(seat="deep", model="llama3.2", outcome=ProbeOutcome.REFUSED))
+    )
     assert bad.summary() == "1 of 2 judges did not answer a judgment: deep llama3.2 (refused)"
 
 
 def test_the_text_is_an_aligned_table_with_the_time_the_warnings_and_the_summary() -> None:
     report = DoctorReport(
         AT,
-        (seat(), seat(seat="deep", model="m2", outcome=Outcome.TIMED_OUT, message="no answer")),
+        (
+            seat(),
+            seat(seat="deep", model="m2", outcome=ProbeOutcome.TIMED_OUT, message="no answer"),
+        ),
         warnings=("the quick and deep judges are one model",),
     )
     lines = report.render_text().splitlines()

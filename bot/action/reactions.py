@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import logging
 
-from bot.action.settings import MergeMethod, MergeOnAccept
+from bot.action.settings import MergeOnAccept
 from bot.gfm import app_line, code, short_sha
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judge.records import Verdict
 from bot.judging.check_run import CheckRunOutput
 from bot.judging.reactions import Concluded
+from bot.judging.repo_config import MergeMethod
 from bot.judging.target import Target
 from bot.merging.github_queue import (
     QueueAnswer,
@@ -65,7 +66,7 @@ async def merge_accepted(
     pull = await RepoGateway(client, target.repository).pull(target.pull_number)
     node_id = str(pull.get("node_id") or "")
     if merge is MergeOnAccept.AUTO_MERGE:
-        answer = await enable_auto_merge(client, node_id, target.head_sha, method.value)
+        answer = await enable_auto_merge(client, node_id, target.head_sha, method)
     else:
         answer = await enqueue_pull_request(client, node_id, target.head_sha)
     log.info("merge on accept: %s", answer.outcome.value, extra=context.log_extra())

@@ -9,17 +9,13 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.judging.repo_config import MergeMethod
+
 
 class MergeOnAccept(StrEnum):
     OFF = "off"
     AUTO_MERGE = "auto-merge"
     MERGE_QUEUE = "merge-queue"
-
-
-class MergeMethod(StrEnum):
-    MERGE = "merge"
-    SQUASH = "squash"
-    REBASE = "rebase"
 
 
 class ActionSettings(BaseSettings):
@@ -39,7 +35,7 @@ class ActionSettings(BaseSettings):
         "queue at the judged sha). The action never merges itself.",
     )
     action_merge_method: MergeMethod = Field(
-        default=MergeMethod.SQUASH,
+        default="squash",
         description="How GitHub's auto-merge merges: `merge`, `squash` or `rebase`.",
     )
 

@@ -9,8 +9,10 @@
     reports     `triage`, `calibrate`
     doctor      `doctor`: each configured judge called once, what works and what not
     eval        `eval`: the judges measured on labelled changes (bot.evaluation)
+    action      `action`, `action import`: the gate as a GitHub Action step (bot.action)
     database    opening the database for a command, and its one-line failures
     terminal    output that survives a closed stdout
+    __main__    `python -m bot.cli`, as the console script runs it
 
 Settings come from `bot.settings`' one loader for every command, so `serve` and the judge
 commands read the same environment, the same `.env` and the same database. A closed

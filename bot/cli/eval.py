@@ -32,8 +32,8 @@ import httpx
 from bot.cli.database import CommandRefused, run_on_database
 from bot.cli.terminal import err, out
 from bot.evaluation.dataset import DatasetError, LabelledExample, example_line, read_dataset
-from bot.evaluation.history import Built, GitClone, build, candidates
-from bot.evaluation.metrics import Failed, Judged, evaluate
+from bot.evaluation.history import BuiltExamples, GitClone, build, candidates
+from bot.evaluation.metrics import Failed, JudgedExample, evaluate
 from bot.evaluation.runner import Runner
 from bot.evaluation.view import evaluation_json, render_evaluation
 from bot.judge.engine import JudgeEngine
@@ -55,7 +55,7 @@ async def judge_all(
     sensitive: bool,
     concurrency: int,
     research: ResearchRules,
-) -> list[Judged | Failed]:
+) -> list[JudgedExample | Failed]:
     """Every example through one engine without storage (bot.evaluation.runner)."""
     limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
     async with httpx.AsyncClient(limits=limits) as client:
@@ -121,7 +121,7 @@ async def _judge_and_report(
 
 
 def _report(
-    args: argparse.Namespace, judged: list[Judged | Failed], limits: CalibrationThresholds
+    args: argparse.Namespace, judged: list[JudgedExample | Failed], limits: CalibrationThresholds
 ) -> int:
     report = evaluate(judged, limits.calibration_price_per_1k_tokens)
     if args.json:
@@ -134,7 +134,7 @@ def _report(
 # -- --from-history ----------------------------------------------------------------------
 
 
-async def _history(storage: Storage, args: argparse.Namespace) -> Built:
+async def _history(storage: Storage, args: argparse.Namespace) -> BuiltExamples:
     clone = GitClone(Path(args.clone))
     if not await clone.check():
         raise CommandRefused(
@@ -151,7 +151,7 @@ async def _history(storage: Storage, args: argparse.Namespace) -> Built:
     return await build(clone, await candidates(storage, repository))
 
 
-def _left_out(built: Built) -> str:
+def _left_out(built: BuiltExamples) -> str:
     return "; ".join(f"{why}: {count}" for why, count in sorted(built.skipped.items()))
 
 

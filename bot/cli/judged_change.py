@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.cli.terminal import Say
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import GoNoGo, Tier, Verdict, VerdictRecord
@@ -36,8 +37,6 @@ from bot.judging.judge_requests import (
 )
 from bot.judging.repo_config import DEFAULT_MAX_FILES as MAX_FILES
 from bot.judging.windows import Part
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bot.cli.judged_change import JudgedChange, JudgedPart
+from bot.cli.terminal import Say
 from bot.judge.engine import JudgeRequest
 from bot.judge.engine.judgment import record_go_no_go
 from bot.judge.records import JudgedFile, RubricName, TaskSpec, VerdictRecord
@@ -413,9 +414,8 @@ async def build_request(
     )
 
 
-Judge = Callable[[JudgeRequest], Awaitable[JudgedChange]]
+JudgeChange = Callable[[JudgeRequest], Awaitable[JudgedChange]]
 """Judges one ref's change, in the parts its judges read whole (bot.cli.judged_change)."""
-Say = Callable[[str], None]
 
 
 async def run_hook(
@@ -427,7 +427,7 @@ async def run_hook(
     mode: str,
     authors: Sequence[str],
     patterns: Sequence[str],
-    judge: Judge,
+    judge: JudgeChange,
     say: Say,
 ) -> int:
     """Judge every pushed ref; the exit status git should see."""

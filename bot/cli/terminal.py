@@ -10,6 +10,9 @@ from collections.abc import Callable
 EXIT_STDOUT_CLOSED = 141
 """128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 
+Say = Callable[[str], None]
+"""Where a command's lines for the person go: `out` or `err`, or a test's list."""
+
 
 def out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -48,7 +48,7 @@ from bot.judging.run_handle import show
 from bot.judging.state import ShaState, load_state, save_state, state_key
 from bot.judging.target import Target
 from bot.merging import breaker_flow, github_handover
-from bot.storage.base import MergePriority
+from bot.storage.base import MergePriority, Storage
 
 log = logging.getLogger(__name__)
 router = Router()
@@ -295,10 +295,7 @@ async def apply_override(
     decided = plan.plan_override(command, actor, state, context.clock())
     key = state_key(gateway.full_name, decided.target.head_sha)
     # A retried delivery must not log the same human decision twice.
-    first_time = await context.storage.kv_put_if_absent(
-        OVERRIDES_APPLIED, context.delivery.delivery_id, {"key": key}
-    )
-    if first_time:
+    if await mark_override_applied(context.storage, context.delivery.delivery_id, key):
         await append_record(context.storage, decided.record)
     if decided.close_comment is not None:
         await disagreements.close_for(
@@ -312,6 +309,12 @@ async def apply_override(
     shown = await show(gateway, state.check_run_id, decided.state, output)
     await save_state(context.storage, key, shown)
     await replies.send(decided.reply)
+
+
+async def mark_override_applied(storage: Storage, delivery_id: str, key: str) -> bool:
+    """Whether the delivery applies its override for the first time. The row keeps the
+    sha state's `key`, which nothing reads back."""
+    return await storage.kv_put_if_absent(OVERRIDES_APPLIED, delivery_id, {"key": key})
 
 
 async def override_reaches_queue(

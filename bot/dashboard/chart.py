@@ -22,19 +22,19 @@ _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 36, 12, 34
 
 
 @dataclass(frozen=True)
-class Kind:
+class ChartKind:
     name: str
     colour: str
     pattern: str
     """One of the patterns the template defines: solid, stripes, dots, cross, lines."""
 
 
-KINDS: tuple[Kind, ...] = (
-    Kind(Verdict.ACCEPT.value, "#009e73", "solid"),
-    Kind(Verdict.IMPROVE.value, "#e69f00", "stripes"),
-    Kind(Verdict.REJECT.value, "#d55e00", "cross"),
-    Kind(Verdict.ESCALATE.value, "#cc79a7", "dots"),
-    Kind(Verdict.UNDETERMINED.value, "#7a7a7a", "lines"),
+KINDS: tuple[ChartKind, ...] = (
+    ChartKind(Verdict.ACCEPT.value, "#009e73", "solid"),
+    ChartKind(Verdict.IMPROVE.value, "#e69f00", "stripes"),
+    ChartKind(Verdict.REJECT.value, "#d55e00", "cross"),
+    ChartKind(Verdict.ESCALATE.value, "#cc79a7", "dots"),
+    ChartKind(Verdict.UNDETERMINED.value, "#7a7a7a", "lines"),
 )
 
 

@@ -27,7 +27,7 @@ V = TypeVar("V")
 K = TypeVar("K", bound=Hashable)
 
 
-class Action(enum.Enum):
+class CacheAction(enum.Enum):
     SERVE = "serve"
     COMPUTE = "compute"
     SERVE_AND_REFRESH = "serve-and-refresh"
@@ -55,15 +55,15 @@ class Cached(Generic[V]):
     took: float
 
 
-def plan(cached: Cached[V] | None, now: float, policy: Freshness) -> Action:
+def plan(cached: Cached[V] | None, now: float, policy: Freshness) -> CacheAction:
     """What to do for one request."""
     if cached is None:
-        return Action.COMPUTE
+        return CacheAction.COMPUTE
     if now - cached.computed_at < policy.max_age_seconds:
-        return Action.SERVE
+        return CacheAction.SERVE
     if cached.took <= policy.wait_limit_seconds:
-        return Action.COMPUTE
-    return Action.SERVE_AND_REFRESH
+        return CacheAction.COMPUTE
+    return CacheAction.SERVE_AND_REFRESH
 
 
 Monotonic = Callable[[], float]
@@ -102,10 +102,10 @@ class ViewCache(Generic[K, V]):
     async def get(self, key: K) -> Cached[V]:
         cached = self._entries.get(key)
         action = plan(cached, self._monotonic(), self._policy)
-        if cached is None or action is Action.COMPUTE:
+        if cached is None or action is CacheAction.COMPUTE:
             # Perhaps joined: a computation that read the log before this request began.
             cached = await asyncio.shield(self._start(key))
-        elif action is Action.SERVE_AND_REFRESH:
+        elif action is CacheAction.SERVE_AND_REFRESH:
             self._start(key)
         if self._update is None:
             return cached

@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Final
 
 from bot.dashboard.filters import Filter
-from bot.dashboard.reading import KeptFacts, Window, fold, read_window, sources_of, window_start
+from bot.dashboard.reading import KeptFacts, ViewWindow, fold, read_window, sources_of, window_start
 from bot.dashboard.view import DashboardView, build_view, repositories_of
+from bot.lifetime import Clock
 from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import Storage
@@ -25,13 +26,11 @@ FOLD_LIMIT: Final = 5000
 """More new records than this at once and the window is read again: a request decodes a
 bounded number on the event loop."""
 
-Clock = Callable[[], datetime]
-
 
 @dataclass(frozen=True)
 class Live:
     view: DashboardView
-    window: Window
+    window: ViewWindow
     as_of: datetime
     """When the log was last read for this view: every record committed by then is
     counted (one committed after a newer one is picked up as `watermark` says)."""
@@ -119,7 +118,7 @@ class LiveViews:
             with collector_paused():
                 return await self._built(chosen, folded.window, now)
 
-    async def _built(self, chosen: Filter, window: Window, now: datetime) -> Live:
+    async def _built(self, chosen: Filter, window: ViewWindow, now: datetime) -> Live:
         facts = window.kept.facts
         if facts is None:
             raise RuntimeError("a window is counted only with its facts")

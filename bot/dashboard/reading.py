@@ -45,7 +45,7 @@ class KeptFacts:
 
 
 @dataclass(frozen=True)
-class Window:
+class ViewWindow:
     """What a view has counted: the chosen repository's readable facts in the window,
     oldest first, when each unreadable record was written, the repositories with records
     in the window (as storage spells them), and the mark of what it has seen."""
@@ -58,30 +58,16 @@ class Window:
 
 @dataclass(frozen=True)
 class Folded:
-    window: Window
+    window: ViewWindow
     counted: bool
     """Whether a new record of the view's repository and days was counted (the figures
     change); else only the mark and perhaps the repository names moved on."""
 
 
-@dataclass(frozen=True)
-class FilteredWindow:
-    """The window's rows reduced for one filter."""
-
-    facts: list[RecordFact]
-    unreadable: int
-    listed: list[RecordFact]
+def listed_of(facts: Sequence[RecordFact], chosen: Filter) -> list[RecordFact]:
     """The flagged items the page lists (the newest): the only ones whose records and
     links it reads, where a window can hold tens of thousands flagged."""
-
-
-def listed_of(facts: Sequence[RecordFact], chosen: Filter) -> list[RecordFact]:
     return flagged_facts(facts, chosen.tag)[:FLAGGED_SHOWN]
-
-
-def reduce_window(rows: Sequence[VerdictFacts], chosen: Filter) -> FilteredWindow:
-    facts, unreadable = facts_of_rows(in_repository(rows, chosen.repository))
-    return FilteredWindow(facts, unreadable, listed_of(facts, chosen))
 
 
 def reduce_rows(rows: Sequence[VerdictFacts]) -> tuple[list[RecordFact], tuple[datetime, ...]]:
@@ -105,15 +91,15 @@ def _tail(rows: Sequence[VerdictFacts], low: int) -> list[int]:
 
 def window_of(
     rows: Sequence[VerdictFacts], names: Sequence[str], before: int, now: float
-) -> Window:
+) -> ViewWindow:
     """A full read's window: `rows` are the facts of the view's repository and days,
     `before` the log's last number read just before them."""
     facts, unreadable = reduce_rows(rows)
     mark = initial_mark(before, _tail(rows, before - LOOKBACK), now)
-    return Window(KeptFacts(facts), unreadable, tuple(names), mark)
+    return ViewWindow(KeptFacts(facts), unreadable, tuple(names), mark)
 
 
-async def read_window(storage: Storage, chosen: Filter, since: datetime, now: float) -> Window:
+async def read_window(storage: Storage, chosen: Filter, since: datetime, now: float) -> ViewWindow:
     """The whole window, read and decoded; `now` is `time.monotonic()`."""
     before = await storage.last_verdict_seq()
     rows = await storage.list_verdict_facts(since=since, repository=chosen.repository)
@@ -123,7 +109,7 @@ async def read_window(storage: Storage, chosen: Filter, since: datetime, now: fl
 
 
 def fold(
-    window: Window, rows: Sequence[VerdictFacts], chosen: Filter, since: datetime, now: float
+    window: ViewWindow, rows: Sequence[VerdictFacts], chosen: Filter, since: datetime, now: float
 ) -> Folded | None:
     """`window` with the rows of a read from `window.mark.read_after()` counted: those not
     seen yet, of the chosen repository, written at or after `since`. The facts are kept in
@@ -144,11 +130,11 @@ def fold(
         merged.sort(key=attrgetter("seq"))
     kept = KeptFacts([fact for fact in merged if fact.at >= since])
     still = tuple(at for at in (*window.unreadable, *unreadable) if at >= since)
-    return Folded(Window(kept, still, names, mark), counted=True)
+    return Folded(ViewWindow(kept, still, names, mark), counted=True)
 
 
 async def sources_of(
-    storage: Storage, window: Window, chosen: Filter, web_url: str, facts: list[RecordFact]
+    storage: Storage, window: ViewWindow, chosen: Filter, web_url: str, facts: list[RecordFact]
 ) -> Sources:
     """The view's sources: `facts` (the window's, kept) and the few small reads besides."""
     listed = await asyncio.to_thread(listed_of, facts, chosen)

@@ -42,6 +42,7 @@ from bot.dashboard.render import (
 )
 from bot.github.web import web_url
 from bot.judge.engine.tier_status import TierStatus
+from bot.lifetime import Clock
 from bot.pages import tier_rows
 from bot.reports.thresholds import CalibrationThresholds
 from bot.settings import Settings, load_judge_section
@@ -71,7 +72,6 @@ OFF_MESSAGE = (
     "`Authorization: Bearer <token>`; people sign in at /dashboard/sign-in with the token."
 )
 
-Clock = Callable[[], datetime]
 Tiers = Callable[[], Sequence[TierStatus]]
 
 

@@ -192,13 +192,7 @@ def render_issue_body(records: Sequence[VerdictRecord], links: IssueLinks) -> st
             _files_block(records),
         ]
     )
-    body = fit_blocks(
-        [head, _decisions_block(records), *_comparison_tables(records), *_judge_blocks(records)],
-        COMMENT_LIMIT,
-        tail=[_how_to_decide(links)],
-        what="section",
-    )
-    return finish(body, COMMENT_LIMIT)
+    return _with_verdicts(head, records, links)
 
 
 def render_followup_comment(records: Sequence[VerdictRecord], links: IssueLinks) -> str:
@@ -206,6 +200,12 @@ def render_followup_comment(records: Sequence[VerdictRecord], links: IssueLinks)
     heads = sorted({short_sha(r.head_sha) for r in records if r.head_sha})
     at = f" at {', '.join(code(h) for h in heads)}" if heads else ""
     head = f"The judges escalated {one_line(links.task, 120)} again{at}.\n\n" + _links_block(links)
+    return _with_verdicts(head, records, links)
+
+
+def _with_verdicts(head: str, records: Sequence[VerdictRecord], links: IssueLinks) -> str:
+    """`head`, what the judges decided and said, and how to decide, within GitHub's
+    comment limit: sections past it give way to a note, how to decide never does."""
     body = fit_blocks(
         [head, _decisions_block(records), *_comparison_tables(records), *_judge_blocks(records)],
         COMMENT_LIMIT,

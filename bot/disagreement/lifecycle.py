@@ -12,8 +12,7 @@ out what these return.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from bot.disagreement.issue import IssueLinks
 from bot.judge.records import Verdict
@@ -28,11 +27,23 @@ def issue_key(repository: str, number: int) -> str:
     return f"{repository.lower()}#{number}"
 
 
-def open_number(known: Mapping[str, Any] | None) -> int | None:
+@dataclass(frozen=True)
+class TaskIssue:
+    """What storage remembers of a task's issue (`sync` keeps it): `opening` while one
+    delivery (`owner`) opens it, then its number, `open` or `closed`, and the head it
+    last reported."""
+
+    number: int | None = None
+    state: str | None = None
+    last_sha: str | None = None
+    owner: str | None = None
+
+
+def open_number(known: TaskIssue | None) -> int | None:
     """The number of the task's issue when storage knows it to be open."""
-    if known is None or known.get("state") != "open" or not known.get("number"):
+    if known is None or known.state != "open" or not known.number:
         return None
-    return int(known["number"])
+    return known.number
 
 
 def issue_url(target: Target, number: int) -> str | None:
@@ -63,15 +74,15 @@ class IssueAction(enum.StrEnum):
     CLOSE = "close"
 
 
-def issue_action(verdict: Verdict, known: Mapping[str, Any] | None, head_sha: str) -> IssueAction:
+def issue_action(verdict: Verdict, known: TaskIssue | None, head_sha: str) -> IssueAction:
     """What the task's issue needs after a verdict. `known` is what storage remembers of
     it (number, state, the sha last reported). The same sha is never reported twice, so a
     retried delivery does not comment again."""
-    state = None if known is None else known.get("state")
+    state = None if known is None else known.state
     if verdict is Verdict.ESCALATE:
-        if state is None or known is None or known.get("number") is None:
+        if state is None or known is None or known.number is None:
             return IssueAction.OPEN
-        if known.get("last_sha") == head_sha:
+        if known.last_sha == head_sha:
             return IssueAction.NONE
         return IssueAction.COMMENT if state == "open" else IssueAction.REOPEN
     if verdict is Verdict.ACCEPT and state == "open":

@@ -25,6 +25,7 @@ from bot.disagreement.issue import (
 )
 from bot.disagreement.lifecycle import (
     IssueAction,
+    TaskIssue,
     issue_action,
     issue_key,
     issue_url,
@@ -41,21 +42,61 @@ from bot.storage.base import Storage
 
 BY_TASK = "disagreement-by-task"
 BY_ISSUE = "disagreement-by-issue"
+OPENING = "opening"
+
+
+def _whole_number(value: object) -> int | None:
+    """A number as `int()` takes it (a row written by hand may hold "12"); None when it
+    takes none."""
+    if isinstance(value, int | float | str):
+        try:
+            return int(value)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def _issue_from_row(row: Mapping[str, Any]) -> TaskIssue:
+    number, state = row.get("number"), row.get("state")
+    last_sha, owner = row.get("last_sha"), row.get("owner")
+    return TaskIssue(
+        number=None if number is None else _whole_number(number),
+        state=None if state is None else str(state),
+        last_sha=last_sha if isinstance(last_sha, str) else None,
+        owner=owner if isinstance(owner, str) else None,
+    )
+
+
+def _issue_to_row(issue: TaskIssue) -> dict[str, Any]:
+    """Only what is known: `{number, state, last_sha}` once opened, `{state, owner}` while
+    opening, as the rows have always been."""
+    row = {
+        "number": issue.number,
+        "state": issue.state,
+        "last_sha": issue.last_sha,
+        "owner": issue.owner,
+    }
+    return {key: value for key, value in row.items() if value is not None}
+
+
+async def _load_issue(storage: Storage, repository: str, task: str) -> TaskIssue | None:
+    row = await storage.kv_get(BY_TASK, task_key(repository, task))
+    return None if row is None else _issue_from_row(row)
 
 
 async def known_issue(
     gateway: RepoGateway, storage: Storage, repository: str, task: str, *, search: bool
-) -> dict[str, Any] | None:
+) -> TaskIssue | None:
     """What storage remembers of the task's issue. With `search`, an issue storage does not
     know (storage was reset) is looked up on GitHub by label and exact title: worth a
     request before opening one, not on every accepted change."""
-    known = await storage.kv_get(BY_TASK, task_key(repository, task))
+    known = await _load_issue(storage, repository, task)
     if known is not None or not search:
         return known
     title = issue_title(task)
     for issue in await gateway.open_issues_with_label(LABEL):
         if issue.get("title") == title and "pull_request" not in issue:
-            return {"number": int(issue["number"]), "state": "open", "last_sha": None}
+            return TaskIssue(number=int(issue["number"]), state="open")
     return None
 
 
@@ -85,18 +126,18 @@ async def reconcile(
             url = issue_url(target, number)
             notifier.post(escalation_notice(target.repository, number, url, target.head_sha))
     elif action is IssueAction.CLOSE:
-        assert known is not None
+        assert known is not None and known.number is not None
         await close_issue(
             gateway,
             storage,
             target,
-            int(known["number"]),
+            known.number,
             render_close_comment(CloseReason.ACCEPTED, target.head_sha),
         )
         return None
     elif action in (IssueAction.COMMENT, IssueAction.REOPEN):
-        assert known is not None
-        number = int(known["number"])
+        assert known is not None and known.number is not None
+        number = known.number
         if action is IssueAction.REOPEN:
             await gateway.reopen_issue(number)
         await gateway.comment(number, render_followup_comment(records, links))
@@ -117,11 +158,11 @@ async def open_once(
     owner: str,
 ) -> int | None:
     """Open the task's issue unless a concurrent delivery is opening it (never two)."""
+    claim = _issue_to_row(TaskIssue(state=OPENING, owner=owner))
     key = task_key(target.repository, target.task)
-    claimed = await storage.kv_put_if_absent(BY_TASK, key, {"state": "opening", "owner": owner})
-    if not claimed:
-        current = await storage.kv_get(BY_TASK, key) or {}
-        if current.get("owner") != owner or current.get("state") != "opening":
+    if not await storage.kv_put_if_absent(BY_TASK, key, claim):
+        current = await _load_issue(storage, target.repository, target.task)
+        if current is None or current.owner != owner or current.state != OPENING:
             return None  # someone else opens it; their issue carries the history
     await gateway.ensure_label(LABEL, LABEL_COLOR, LABEL_DESCRIPTION)
     number = await gateway.create_issue(
@@ -133,7 +174,7 @@ async def open_once(
 
 async def close_for(gateway: RepoGateway, storage: Storage, target: Target, comment: str) -> bool:
     """Close the task's open issue with a comment; False when none was open."""
-    number = open_number(await storage.kv_get(BY_TASK, task_key(target.repository, target.task)))
+    number = open_number(await _load_issue(storage, target.repository, target.task))
     if number is None:
         return False
     await close_issue(gateway, storage, target, number, comment)
@@ -149,16 +190,10 @@ async def close_issue(
 
 
 async def remember_issue(storage: Storage, target: Target, number: int, state: str) -> None:
-    await storage.kv_put(
-        BY_TASK,
-        task_key(target.repository, target.task),
-        {"number": number, "state": state, "last_sha": target.head_sha},
-    )
-    await storage.kv_put(
-        BY_ISSUE,
-        issue_key(target.repository, number),
-        {"task": target.task, "head_sha": target.head_sha, "pull_number": target.pull_number},
-    )
+    issue = TaskIssue(number=number, state=state, last_sha=target.head_sha)
+    change = IssueChange(target.task, target.head_sha, target.pull_number)
+    await storage.kv_put(BY_TASK, task_key(target.repository, target.task), _issue_to_row(issue))
+    await storage.kv_put(BY_ISSUE, issue_key(target.repository, number), _change_to_row(change))
 
 
 @dataclass(frozen=True)
@@ -172,13 +207,8 @@ class KnownIssue:
     last_sha: str | None
 
     @classmethod
-    def of(cls, key: str, row: Mapping[str, Any]) -> KnownIssue:
-        last_sha = row.get("last_sha")
-        return cls(
-            key=key,
-            open_number=open_number(row),
-            last_sha=last_sha if isinstance(last_sha, str) else None,
-        )
+    def of(cls, key: str, issue: TaskIssue) -> KnownIssue:
+        return cls(key=key, open_number=open_number(issue), last_sha=issue.last_sha)
 
 
 @dataclass(frozen=True)
@@ -190,19 +220,26 @@ class IssueChange:
     pull_number: int | None
 
 
-async def tasks_known(storage: Storage, prefix: str = "") -> list[KnownIssue]:
-    """Every task's remembered issue whose key starts with `prefix` (`task_key`), by key."""
-    return [KnownIssue.of(key, row) for key, row in await storage.kv_list(BY_TASK, prefix)]
-
-
-async def change_for_issue(storage: Storage, repository: str, number: int) -> IssueChange | None:
-    """The task, head sha and pull request a disagreement issue is about, if it is ours."""
-    row = await storage.kv_get(BY_ISSUE, issue_key(repository, number))
-    if row is None:
-        return None
+def _change_from_row(row: Mapping[str, Any]) -> IssueChange:
     pull_number = row.get("pull_number")
     return IssueChange(
         task=str(row.get("task", "")),
         head_sha=str(row["head_sha"]),
         pull_number=pull_number if isinstance(pull_number, int) else None,
     )
+
+
+def _change_to_row(change: IssueChange) -> dict[str, Any]:
+    return {"task": change.task, "head_sha": change.head_sha, "pull_number": change.pull_number}
+
+
+async def tasks_known(storage: Storage, prefix: str = "") -> list[KnownIssue]:
+    """Every task's remembered issue whose key starts with `prefix` (`task_key`), by key."""
+    rows = await storage.kv_list(BY_TASK, prefix)
+    return [KnownIssue.of(key, _issue_from_row(row)) for key, row in rows]
+
+
+async def change_for_issue(storage: Storage, repository: str, number: int) -> IssueChange | None:
+    """The task, head sha and pull request a disagreement issue is about, if it is ours."""
+    row = await storage.kv_get(BY_ISSUE, issue_key(repository, number))
+    return None if row is None else _change_from_row(row)

@@ -36,7 +36,7 @@ from bot.judge.records import RubricName, Verdict, content_sha256
 from bot.reports.facts import ChangeKey, RecordFact, facts_of_rows, human_decisions
 from bot.storage.base import Storage, StoredVerdict
 
-Kind = Literal["overridden", "reverted"]
+LabelKind = Literal["overridden", "reverted"]
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 # A remote on a server: scheme://[user@]host[:port]/OWNER/NAME or scp-like user@host:OWNER/NAME.
 _REMOTE = re.compile(
@@ -54,7 +54,7 @@ NO_FILES = "the record names no file to judge"
 class Labelled:
     """A stored judgment and the label the team gave it."""
 
-    kind: Kind
+    kind: LabelKind
     expected: Verdict
     stored: StoredVerdict
     by: str | None = None
@@ -140,7 +140,7 @@ class CommitSource(Protocol):
 
 
 @dataclass
-class Built:
+class BuiltExamples:
     examples: list[Example] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
@@ -225,9 +225,9 @@ def _rubric(value: object) -> RubricName:
         return RubricName.CONTENT
 
 
-async def build(source: CommitSource, found: Candidates) -> Built:
+async def build(source: CommitSource, found: Candidates) -> BuiltExamples:
     """The examples the clone can give, overridden changes first, then reverted ones."""
-    built = Built()
+    built = BuiltExamples()
     for labelled in [*found.overridden, *await reverted(source, found.accepted)]:
         wanted = recorded_files(labelled.stored.record)
         if not wanted:

@@ -1,5 +1,5 @@
 """The figures of an evaluation, from what the panel said about each labelled change.
-Pure: `Judged` outcomes and model prices in, an `Evaluation` out.
+Pure: `JudgedExample` outcomes and model prices in, an `Evaluation` out.
 
 The counting is calibration's (`bot.reports.measures`), with the dataset's label in place
 of a person's override, so the two commands' figures read alike:
@@ -42,10 +42,9 @@ from bot.reports.facts import CallFact
 from bot.reports.measures import (
     NOT_ACCEPTED,
     Availability,
+    Mistakes,
     Rate,
     Spend,
-    false_negative,
-    false_positive,
     median_and_p95,
 )
 
@@ -62,7 +61,7 @@ class RoundOutcome:
 
 
 @dataclass(frozen=True)
-class Judged:
+class JudgedExample:
     """What the panel made of one labelled change."""
 
     name: str
@@ -113,7 +112,7 @@ class Agreement:
 def agreement(pairs: Iterable[tuple[Verdict, Verdict | None]]) -> Agreement:
     """(label, verdict) pairs, a verdict of None or UNDETERMINED counting as undetermined."""
     judged = 0
-    accuracy, fp, fn, undetermined = Rate(), Rate(), Rate(), Rate()
+    accuracy, undetermined, mistakes = Rate(), Rate(), Mistakes()
     for expected, verdict in pairs:
         judged += 1
         settled = verdict not in (None, Verdict.UNDETERMINED)
@@ -121,11 +120,15 @@ def agreement(pairs: Iterable[tuple[Verdict, Verdict | None]]) -> Agreement:
         if verdict is None or not settled:
             continue
         accuracy = accuracy.plus(agrees(expected, verdict))
-        considered, wrong = false_positive(verdict, expected)
-        fp = fp.plus(wrong, considered)
-        considered, wrong = false_negative(verdict, expected)
-        fn = fn.plus(wrong, considered)
-    return Agreement(judged, accuracy.total, accuracy, fp, fn, undetermined)
+        mistakes = mistakes.plus(verdict, expected)
+    return Agreement(
+        judged,
+        accuracy.total,
+        accuracy,
+        mistakes.false_positives,
+        mistakes.false_negatives,
+        undetermined,
+    )
 
 
 def cohen_kappa(pairs: Sequence[tuple[Verdict, Verdict]]) -> float | None:
@@ -152,12 +155,12 @@ class TierPair:
     kappa: float | None
 
 
-def answered_by_tier(judged: Judged) -> dict[str, Verdict]:
+def answered_by_tier(judged: JudgedExample) -> dict[str, Verdict]:
     """Each tier's answered verdict in one judgment (its last round, should it run twice)."""
     return {r.tier: r.verdict for r in judged.rounds if r.verdict is not None}
 
 
-def tier_pairs(items: Sequence[Judged]) -> list[TierPair]:
+def tier_pairs(items: Sequence[JudgedExample]) -> list[TierPair]:
     """Kappa for every two tiers that both answered at least once, in protocol order."""
     answers = [answered_by_tier(j) for j in items]
     tiers = sorted({t for a in answers for t in a}, key=lambda t: (TIER_ORDER.get(t, 9), t))
@@ -170,7 +173,7 @@ def tier_pairs(items: Sequence[Judged]) -> list[TierPair]:
 
 
 @dataclass(frozen=True)
-class Usage:
+class CallUsage:
     """Model calls: how many, how many attempts got an answer, latency, tokens, cost."""
 
     calls: int
@@ -182,7 +185,7 @@ class Usage:
     unpriced_tokens: int
 
 
-def usage(calls: Sequence[CallFact], prices: Mapping[str, float]) -> Usage:
+def usage(calls: Sequence[CallFact], prices: Mapping[str, float]) -> CallUsage:
     """Figures of these calls, latency per call."""
     available = Availability()
     spend = Spend()
@@ -190,7 +193,7 @@ def usage(calls: Sequence[CallFact], prices: Mapping[str, float]) -> Usage:
         available.add(call)
         spend.add(call.tokens, prices.get(call.model))
     median, p95 = median_and_p95([c.latency_ms / 1000 for c in calls])
-    return Usage(
+    return CallUsage(
         calls=len(calls),
         availability=available.rate,
         latency_median_s=median,
@@ -210,10 +213,10 @@ class SeatFigures:
     rounds: int
     failed: int
     agreement: Agreement
-    usage: Usage
+    usage: CallUsage
 
 
-def per_seat(items: Sequence[Judged], prices: Mapping[str, float]) -> list[SeatFigures]:
+def per_seat(items: Sequence[JudgedExample], prices: Mapping[str, float]) -> list[SeatFigures]:
     rounds: dict[tuple[str, str], list[tuple[Verdict, Verdict | None]]] = defaultdict(list)
     calls: dict[tuple[str, str], list[CallFact]] = defaultdict(list)
     for judged in items:
@@ -248,7 +251,7 @@ class PerChange:
     """Mean cost over the changes; None when no call had a price."""
 
 
-def per_change(items: Sequence[Judged], prices: Mapping[str, float]) -> PerChange:
+def per_change(items: Sequence[JudgedExample], prices: Mapping[str, float]) -> PerChange:
     called = [j for j in items if j.calls]
     latency = median_and_p95([sum(c.latency_ms for c in j.calls) / 1000 for j in called])
     wall, _ = median_and_p95([j.seconds for j in items])
@@ -276,13 +279,13 @@ class ScoreError:
     mean_difference: float
 
 
-def deciding_scores(judged: Judged) -> Mapping[str, float]:
+def deciding_scores(judged: JudgedExample) -> Mapping[str, float]:
     """The scores of the last round that answered (the one the label is read from)."""
     answered = [r for r in judged.rounds if r.verdict is not None]
     return answered[-1].scores if answered else {}
 
 
-def score_errors(items: Sequence[Judged]) -> list[ScoreError]:
+def score_errors(items: Sequence[JudgedExample]) -> list[ScoreError]:
     differences: dict[str, list[float]] = defaultdict(list)
     for judged in items:
         scores = deciding_scores(judged)
@@ -334,8 +337,8 @@ def decided(verdict: Verdict | None) -> bool:
     return verdict is not None and verdict is not Verdict.UNDETERMINED
 
 
-def evaluate(outcomes: Sequence[Judged | Failed], prices: Mapping[str, float]) -> Evaluation:
-    items = [j for j in outcomes if isinstance(j, Judged)]
+def evaluate(outcomes: Sequence[JudgedExample | Failed], prices: Mapping[str, float]) -> Evaluation:
+    items = [j for j in outcomes if isinstance(j, JudgedExample)]
     swapped = [j for j in items if j.swapped is not None]
     both = [j for j in swapped if decided(j.swapped) and decided(j.decision)]
     return Evaluation(

@@ -1,7 +1,7 @@
 """Judging a dataset: each labelled change through the engine `judge-bot judge` uses, and
 again with its files in another order for swap consistency.
 
-The engine is passed in as a `Judge` (the CLI builds it with `JudgeEngine.from_config`
+The engine is passed in as a `Panel` (the CLI builds it with `JudgeEngine.from_config`
 and no storage): an evaluation's judgments are not appended to the verdict log, where
 calibration would count them as the App's, and they neither read nor fill the verdict
 cache, so the second order is really judged again. Without storage the engine keeps no
@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.evaluation.dataset import LabelledExample
-from bot.evaluation.metrics import Failed, Judged, RoundOutcome
+from bot.evaluation.metrics import Failed, JudgedExample, RoundOutcome
 from bot.gfm import one_line
 from bot.judge.engine import JudgeRequest
 from bot.judge.records import CallStats, Verdict, VerdictRecord
@@ -30,7 +30,7 @@ from bot.judge.rubrics.research_settings import ResearchRules
 from bot.record_view import rounds_of
 from bot.reports.facts import CallFact
 
-Judge = Callable[[JudgeRequest], Awaitable[VerdictRecord]]
+Panel = Callable[[JudgeRequest], Awaitable[VerdictRecord]]
 SCOPE = "eval"
 ERROR_LIMIT = 300
 
@@ -97,9 +97,9 @@ def judged_from(
     record: VerdictRecord,
     seconds: float,
     swapped: tuple[VerdictRecord, float] | None,
-) -> Judged:
+) -> JudgedExample:
     example = item.example
-    return Judged(
+    return JudgedExample(
         name=item.name,
         expected=Verdict(example.expected),
         decision=record.final_decision,
@@ -119,7 +119,7 @@ class Runner:
 
     def __init__(
         self,
-        judge: Judge,
+        judge: Panel,
         *,
         swap: bool = True,
         sensitive: bool = False,
@@ -134,11 +134,11 @@ class Runner:
         self._research = research
         self._monotonic = monotonic
 
-    async def run(self, items: Sequence[LabelledExample]) -> list[Judged | Failed]:
+    async def run(self, items: Sequence[LabelledExample]) -> list[JudgedExample | Failed]:
         """Every example's outcome, in the dataset's order."""
         return list(await asyncio.gather(*(self._guarded(item) for item in items)))
 
-    async def _guarded(self, item: LabelledExample) -> Judged | Failed:
+    async def _guarded(self, item: LabelledExample) -> JudgedExample | Failed:
         try:
             return await self._one(item)
         except Exception as exc:  # noqa: BLE001 - one example, recorded; the run goes on
@@ -154,7 +154,7 @@ class Runner:
         record = await self._judge(request)
         return record, self._monotonic() - started
 
-    async def _one(self, item: LabelledExample) -> Judged:
+    async def _one(self, item: LabelledExample) -> JudgedExample:
         async with self._gate:
             record, seconds = await self._timed(item, None)
             order = other_order(len(item.example.judged_files())) if self._swap else None

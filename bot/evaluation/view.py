@@ -14,7 +14,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bot.evaluation.metrics import Evaluation, SeatFigures
-from bot.reports.calibration_view import money, percent, rate_json, seconds, with_counts
+from bot.reports.calibration_view import (
+    MODEL_COLUMNS,
+    model_cells,
+    money,
+    percent,
+    rate_json,
+    seconds,
+    with_counts,
+)
 from bot.reports.measures import Rate
 from bot.reports.table import Column, fit_line, render_rows
 from bot.reports.thresholds import CalibrationThresholds
@@ -25,13 +33,7 @@ SEAT_COLUMNS = (
     Column("rounds", right=True),
     Column("failed", right=True),
     Column("accuracy", right=True),
-    Column("FP", right=True),
-    Column("FN", right=True),
-    Column("avail", right=True),
-    Column("p50 s", right=True),
-    Column("p95 s", right=True),
-    Column("tokens", right=True),
-    Column("cost", right=True),
+    *MODEL_COLUMNS,
 )
 PAIR_COLUMNS = (
     Column("tiers"),
@@ -109,20 +111,13 @@ def _cells(check: Check) -> list[str]:
 
 
 def _seat_row(seat: SeatFigures) -> list[str]:
-    a, u = seat.agreement, seat.usage
     return [
         seat.tier,
         seat.model,
         str(seat.rounds),
         str(seat.failed),
-        with_counts(a.accuracy),
-        with_counts(a.false_positives),
-        with_counts(a.false_negatives),
-        percent(u.availability),
-        seconds(u.latency_median_s),
-        seconds(u.latency_p95_s),
-        str(u.tokens),
-        money(u.cost),
+        with_counts(seat.agreement.accuracy),
+        *model_cells(seat.agreement, seat.usage),
     ]
 
 

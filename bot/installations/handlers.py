@@ -1,4 +1,8 @@
-"""Remember where the App is installed, so later features know which repositories it serves."""
+"""Remember where the App is installed: one row per installation (account, repository
+selection, suspended), kept up to date by the `installation` events.
+
+The repositories themselves are not kept: nothing here reads them, and a rename or transfer
+would leave a stored name stale (GitHub's `GET /installation/repositories` is the list)."""
 
 from __future__ import annotations
 
@@ -20,16 +24,11 @@ router = Router()
 async def installation_active(event: Event, context: Context) -> None:
     installation = installation_from_payload(event.data, suspended=False, now=context.clock())
     await context.storage.upsert_installation(installation)
-    added = repository_names(event.data.get("repositories"))
-    if added:
-        await context.storage.update_installation_repositories(
-            installation.installation_id, added, ()
-        )
     log.info(
         "installation %s on %s (%d repositories)",
         event.data.get("action"),
         installation.account,
-        len(added),
+        len(repository_names(event.data.get("repositories"))),
         extra=context.log_extra(),
     )
 
@@ -50,11 +49,7 @@ async def installation_deleted(event: Event, context: Context) -> None:
 
 @router.register("installation_repositories")
 async def repositories_changed(event: Event, context: Context) -> None:
+    """An installation this store missed (one that predates the database) is recorded."""
     installation = installation_from_payload(event.data, suspended=False, now=context.clock())
     if await context.storage.get_installation(installation.installation_id) is None:
         await context.storage.upsert_installation(installation)
-    await context.storage.update_installation_repositories(
-        installation.installation_id,
-        repository_names(event.data.get("repositories_added")),
-        repository_names(event.data.get("repositories_removed")),
-    )

@@ -96,6 +96,20 @@ def event_from_delivery(delivery: Delivery) -> Event:
     return Event(data, event=delivery.event, delivery_id=delivery.delivery_id)
 
 
+async def was_handled(storage: Storage, memo_key: str) -> bool:
+    return await storage.kv_get(HANDLED_NAMESPACE, memo_key) is not None
+
+
+async def mark_handled(storage: Storage, memo_key: str, at: datetime) -> None:
+    """The handler `memo_key` names is done for its delivery; the row keeps when, which
+    nothing reads back."""
+    await storage.kv_put(HANDLED_NAMESPACE, memo_key, {"at": at.isoformat()})
+
+
+async def forget_handled(storage: Storage, memo_key: str) -> None:
+    await storage.kv_delete(HANDLED_NAMESPACE, memo_key)
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -117,7 +131,7 @@ class Dispatcher:
         to_run: list[tuple[str, Callable[..., Any]]] = []
         for callback in callbacks:
             memo_key = f"{delivery.delivery_id}:{handler_name(callback)}"
-            if await self.storage.kv_get(HANDLED_NAMESPACE, memo_key) is not None:
+            if await was_handled(self.storage, memo_key):
                 memos.append(memo_key)
             else:
                 to_run.append((memo_key, callback))
@@ -147,13 +161,11 @@ class Dispatcher:
             if failures or index < len(to_run) - 1:
                 # Only a retry reads it. The last handler of a run that has not failed is
                 # followed by the delivery's completion, which says the same.
-                await self.storage.kv_put(
-                    HANDLED_NAMESPACE, memo_key, {"at": self.clock().isoformat()}
-                )
+                await mark_handled(self.storage, memo_key, self.clock())
                 memos.append(memo_key)
         if failures:
             raise HandlerFailures(failures)
         # The memo only serves retries of this delivery; once every handler is done it
         # would just grow storage forever.
         for memo_key in memos:
-            await self.storage.kv_delete(HANDLED_NAMESPACE, memo_key)
+            await forget_handled(self.storage, memo_key)

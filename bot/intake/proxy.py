@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 
+from bot.lifetime import CleanupContext
 from bot.settings import Settings
 from bot.storage.base import MAX_BODY_BYTES
 
@@ -58,7 +59,6 @@ READ_TIMEOUT_SECONDS = 90.0
 FORWARDED_HEADERS = frozenset({"user-agent", "x-hub-signature-256"})
 FORWARDED_PREFIX = "x-github-"
 
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 Sleep = Callable[[float], Awaitable[None]]
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -49,6 +49,7 @@ from bot.intake.missed import (
     select_missed,
     undelivered_guids,
 )
+from bot.lifetime import CleanupContext, Clock
 from bot.metrics import Metrics
 from bot.services import ServiceHub
 from bot.settings import Settings
@@ -62,9 +63,6 @@ MAX_LOG_ENTRIES = 5000
 MAX_REDELIVERIES = 50
 MAX_REQUESTS_PER_EVENT = 3
 FIRST_PASS_AFTER_SECONDS = 10.0
-
-Clock = Callable[[], datetime]
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
 @dataclass(frozen=True)
@@ -134,12 +132,27 @@ def _claim_key(guid: str, redeliveries: int) -> str:
     return f"{guid}:{redeliveries}"
 
 
+async def _claim(storage: Storage, key: str, now: datetime, attempt_id: int) -> bool:
+    """Whether this pass may ask for the redelivery `key` names (nobody asked yet). The row
+    keeps when and which attempt; nothing reads them back."""
+    row = {"requested_at": now.isoformat(), "attempt_id": attempt_id}
+    return await storage.kv_put_if_absent(CLAIMS_NAMESPACE, key, row)
+
+
+async def _has_claim(storage: Storage, key: str) -> bool:
+    return await storage.kv_get(CLAIMS_NAMESPACE, key) is not None
+
+
+async def _forget_claim(storage: Storage, key: str) -> None:
+    await storage.kv_delete(CLAIMS_NAMESPACE, key)
+
+
 async def _drop_claims(storage: Storage, guid: str) -> None:
     for n in range(MAX_REQUESTS_PER_EVENT):
         key = _claim_key(guid, n)
-        if await storage.kv_get(CLAIMS_NAMESPACE, key) is None:
+        if not await _has_claim(storage, key):
             return
-        await storage.kv_delete(CLAIMS_NAMESPACE, key)
+        await _forget_claim(storage, key)
 
 
 async def _request(
@@ -165,7 +178,7 @@ async def _request(
         )
         return False
     except Exception as exc:
-        await storage.kv_delete(CLAIMS_NAMESPACE, key)
+        await _forget_claim(storage, key)
         reason = _stop_reason(exc)
         if reason is None:
             raise
@@ -213,8 +226,7 @@ async def recover_once(
         if asked >= MAX_REQUESTS_PER_EVENT:
             continue
         key = _claim_key(missed.guid, asked)
-        claim = {"requested_at": now.isoformat(), "attempt_id": missed.attempt_id}
-        if not await storage.kv_put_if_absent(CLAIMS_NAMESPACE, key, claim):
+        if not await _claim(storage, key, now, missed.attempt_id):
             continue  # asked already, by this replica or another: GitHub has not logged it yet
         metrics.missed_deliveries.labels(event=missed.event).inc()
         try:

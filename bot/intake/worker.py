@@ -262,7 +262,7 @@ class _Answering:
         self._load._answered()
 
 
-class LeaseLost(Exception):
+class DeliveryLeaseLost(Exception):
     """Another worker took the delivery over while this one was running its handlers."""
 
 
@@ -330,7 +330,7 @@ class Worker:
         except asyncio.CancelledError:
             # Shutdown: leave the lease to expire so the delivery is picked up again.
             raise
-        except LeaseLost:
+        except DeliveryLeaseLost:
             self._lost(delivery, context)
             return
         except Exception as exc:  # noqa: BLE001 - settled (deferred, retried, parked) and logged
@@ -349,7 +349,8 @@ class Worker:
 
     async def _run_leased(self, delivery: Delivery) -> None:
         """The handlers, with the lease renewed every heartbeat while they run. Raises what
-        they raise, or LeaseLost (after cancelling them) if a renewal finds it taken over."""
+        they raise, or DeliveryLeaseLost (after cancelling them) if a renewal finds it
+        taken over."""
         handlers = asyncio.create_task(
             self._run_handlers(delivery), name=f"{self.worker_id}:{delivery.delivery_id}"
         )
@@ -359,7 +360,7 @@ class Worker:
                 if done:
                     return handlers.result()
                 if not await self._renew(delivery):
-                    raise LeaseLost(delivery.delivery_id)
+                    raise DeliveryLeaseLost(delivery.delivery_id)
         finally:
             if not handlers.done():
                 handlers.cancel()

@@ -16,7 +16,9 @@ pre-push hook); knows no feature of the App, no settings loader and no storage b
                  provider lands here)
     checks/      what needs no model: mechanical findings, injection, Markdown links
     tagging/     rubric-term tags of a record
+    doctor/      does each configured judge answer, and how (`judge-bot doctor`, the
+                 status page, `/healthz?detail=1`): one tiny judgment per seat
 
 Rooms import downward only: `engine` uses the others; `checks` and `tagging` read
-`rubrics`; all of them read `records`.
+`rubrics`; all of them read `records`; `doctor` sits above the engine.
 """

@@ -135,13 +135,13 @@ class Truncation(_Model):
     tier: Tier
 
 
-ContextKind = Literal["task", "earlier", "ci", "diff", "file"]
+ContextPieceKind = Literal["task", "earlier", "ci", "diff", "file"]
 
 
 class ContextPiece(_Model):
     """One part of what the judges were shown."""
 
-    kind: ContextKind
+    kind: ContextPieceKind
     name: str
     chars: int = Field(ge=0, description="Its size in characters, before any cut.")
     sent: dict[Tier, int] = Field(

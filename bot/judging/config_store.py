@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -50,13 +51,6 @@ _HINTS: Mapping[type[BaseException], str] = {
 }
 
 
-def cache_is_fresh(entry: dict[str, Any] | None, now: datetime) -> bool:
-    if entry is None:
-        return False
-    fetched = datetime.fromisoformat(str(entry["fetched_at"]))
-    return now - fetched < CONFIG_TTL
-
-
 async def load_repo_config(
     gateway: RepoGateway,
     storage: Storage,
@@ -70,23 +64,20 @@ async def load_repo_config(
     Raises RepoConfigError for anything wrong with the file, however it fails, and for
     `models:` outside `allowed_models` (globs; empty allows any); GitHub and storage
     errors propagate."""
-    key = gateway.full_name.lower()
-    entry = await storage.kv_get(CONFIG_NAMESPACE, key)
-    if entry is not None and cache_is_fresh(entry, now):
-        error = cached_error(entry)
+    cached = await load_fresh_fetch(storage, gateway.full_name, now)
+    if cached is not None:
+        error = cached.error()
         if error is not None:
             raise error
-        text = entry.get("text")
-        cached_text = None if text is None else str(text)
-        return await governed(await read_config(cached_text), cached_text, allowed_models)
+        return await governed(await read_config(cached.text), cached.text, allowed_models)
     expression = f"{default_branch}:{CONFIG_PATH}"
     blob = (await gateway.blobs([expression]))[expression]
     try:
         config = await read_config(None if blob is None else blob.text)
     except RepoConfigError as error:
-        await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, error))
+        await save_fetch(storage, gateway.full_name, CachedFetch.of(now, blob, error))
         raise
-    await storage.kv_put(CONFIG_NAMESPACE, key, cache_entry(now, blob, None))
+    await save_fetch(storage, gateway.full_name, CachedFetch.of(now, blob, None))
     return await governed(config, None if blob is None else blob.text, allowed_models)
 
 
@@ -133,38 +124,88 @@ def unreadable(exc: Exception) -> ConfigIssue:
 _CACHED_ISSUES = 20
 
 
-def cache_entry(
-    now: datetime, blob: RemoteFile | None, error: RepoConfigError | None
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "fetched_at": now.isoformat(),
-        "blob_sha": None if blob is None else blob.blob_sha,
-        "text": None if blob is None else blob.text,
+@dataclass(frozen=True)
+class CachedFetch:
+    """One fetch of the file as the cache keeps it: its text (None: no file) and, for a
+    file found invalid, its first issues and how many there were."""
+
+    fetched_at: datetime
+    blob_sha: str | None
+    text: str | None
+    issues: tuple[ConfigIssue, ...] = ()
+    problems: int = 0
+
+    @classmethod
+    def of(
+        cls, now: datetime, blob: RemoteFile | None, error: RepoConfigError | None
+    ) -> CachedFetch:
+        return cls(
+            fetched_at=now,
+            blob_sha=None if blob is None else blob.blob_sha,
+            text=None if blob is None else blob.text,
+            issues=() if error is None else error.issues[:_CACHED_ISSUES],
+            problems=0 if error is None else error.problems,
+        )
+
+    def error(self) -> RepoConfigError | None:
+        """The error the fetch found; None for a valid file (or for an entry written
+        before errors were cached, whose text is then parsed again)."""
+        if not self.issues:
+            return None
+        return RepoConfigError(self.issues, problems=self.problems)
+
+
+def _to_row(fetch: CachedFetch) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "fetched_at": fetch.fetched_at.isoformat(),
+        "blob_sha": fetch.blob_sha,
+        "text": fetch.text,
     }
-    if error is not None:
-        entry["issues"] = [
+    # Only an invalid file's entry has these keys: entries of valid files stay as they
+    # were before errors were cached.
+    if fetch.issues:
+        row["issues"] = [
             {"line": i.line, "column": i.column, "key": i.key, "message": i.message}
-            for i in error.issues[:_CACHED_ISSUES]
+            for i in fetch.issues
         ]
-        entry["problems"] = error.problems
-    return entry
+        row["problems"] = fetch.problems
+    return row
 
 
-def cached_error(entry: Mapping[str, Any]) -> RepoConfigError | None:
-    """The error a cached entry recorded; None for a valid file (or for an entry written
-    before errors were cached, whose text is then parsed again)."""
-    issues = [
+def _from_row(row: Mapping[str, Any], fetched_at: datetime) -> CachedFetch:
+    issues = tuple(
         ConfigIssue(
             int(item["line"]),
             int(item["column"]),
             None if item.get("key") is None else str(item["key"]),
             str(item["message"]),
         )
-        for item in entry.get("issues") or ()
-    ]
-    if not issues:
+        for item in row.get("issues") or ()
+    )
+    text, blob_sha = row.get("text"), row.get("blob_sha")
+    return CachedFetch(
+        fetched_at=fetched_at,
+        blob_sha=None if blob_sha is None else str(blob_sha),
+        text=None if text is None else str(text),
+        issues=issues,
+        problems=int(row.get("problems") or 0),
+    )
+
+
+async def load_fresh_fetch(storage: Storage, repository: str, now: datetime) -> CachedFetch | None:
+    """The repository's cached fetch while it is fresh. A stale entry is not read past its
+    time: it is about to be replaced, whatever else it holds."""
+    row = await storage.kv_get(CONFIG_NAMESPACE, repository.lower())
+    if row is None:
         return None
-    return RepoConfigError(issues, problems=int(entry.get("problems") or 0))
+    fetched_at = datetime.fromisoformat(str(row["fetched_at"]))
+    if now - fetched_at >= CONFIG_TTL:
+        return None
+    return _from_row(row, fetched_at)
+
+
+async def save_fetch(storage: Storage, repository: str, fetch: CachedFetch) -> None:
+    await storage.kv_put(CONFIG_NAMESPACE, repository.lower(), _to_row(fetch))
 
 
 async def forget_repo_config(storage: Storage, repository: str) -> None:

@@ -289,7 +289,7 @@ async def _read_and_gate(
     config: RepoConfig,
     run: RunHandle,
     mode: Mode,
-) -> tuple[Target, rules.Judge, HeadRead, list[CiCheck]] | None:
+) -> tuple[Target, rules.JudgeFiles, HeadRead, list[CiCheck]] | None:
     """Fetch what the judges read and pass it through the gates (skips, authors, watched
     files, CI that must rerun); None when the run was completed without judging.
 

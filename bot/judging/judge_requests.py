@@ -222,16 +222,6 @@ def judge_requests(
     return requests
 
 
-def split_request(
-    request: JudgeRequest, budget: WindowBudget, *, max_files: int = DEFAULT_MAX_FILES
-) -> list[JudgeRequest]:
-    """One request (all of one rubric, as `judge-bot judge` sends its files) as the
-    requests a deciding judge reads whole: the same task, each told which part it holds,
-    each with its files' diffs and the same CI and earlier verdicts. A request that fits
-    comes back alone, unchanged."""
-    return [planned.request for planned in plan_request(request, budget, max_files=max_files)]
-
-
 @dataclass(frozen=True)
 class PlannedPart:
     """One request of a split change, with the part of the change it holds (its files,
@@ -244,7 +234,10 @@ class PlannedPart:
 def plan_request(
     request: JudgeRequest, budget: WindowBudget, *, max_files: int = DEFAULT_MAX_FILES
 ) -> list[PlannedPart]:
-    """`split_request`, each request with its part."""
+    """One request (all of one rubric, as `judge-bot judge` sends its files) as the
+    requests a deciding judge reads whole, each with its part of the change: the same task,
+    each told which part it holds, with its files' diffs and the same CI and earlier
+    verdicts. A request that fits comes back alone, unchanged."""
     context = request.context
     chars = budget.chars_for(request.rubric, request.task, context)
     parts = split_group(

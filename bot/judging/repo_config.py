@@ -44,7 +44,7 @@ DEFAULT_MAX_CHARS_PER_FILE = 100_000
 MAX_MAX_FILES = 500
 MAX_MAX_CHARS_PER_FILE = 1_000_000
 
-Glob = Annotated[
+GlobPattern = Annotated[
     str,
     StringConstraints(min_length=1),
     AfterValidator(check_glob),
@@ -71,17 +71,17 @@ class _Section(BaseModel):
 class PathsConfig(_Section):
     """Which changed files are judged."""
 
-    include: tuple[Glob, ...] = Field(
+    include: tuple[GlobPattern, ...] = Field(
         default=DEFAULT_INCLUDE,
         description="Globs of files to judge. Setting this replaces the default list; use "
         "extra_include to add to it instead. Default: Markdown under research/, knowledge/, "
         "docs/ and plans/.",
     )
-    extra_include: tuple[Glob, ...] = Field(
+    extra_include: tuple[GlobPattern, ...] = Field(
         default=(),
         description="Globs judged in addition to include (handy to keep the default list).",
     )
-    exclude: tuple[Glob, ...] = Field(
+    exclude: tuple[GlobPattern, ...] = Field(
         default=(),
         description="Globs never judged, even when include, extra_include or sensitive match.",
     )
@@ -225,13 +225,13 @@ class RepoConfig(_Section):
         description="Which changed files are judged: include (replaces the default), "
         "extra_include (adds to it) and exclude (wins over both).",
     )
-    rubrics: dict[Glob, RubricName] = Field(
+    rubrics: dict[GlobPattern, RubricName] = Field(
         default={"**/*.md": RubricName.CONTENT},
         description="Ordered mapping of glob to rubric (content, code, completion or "
         "research); the "
         "first glob that matches a file wins, and a file no glob matches gets content.",
     )
-    sensitive: tuple[Glob, ...] = Field(
+    sensitive: tuple[GlobPattern, ...] = Field(
         default=(),
         description="Globs of files that always get the deep tier. A sensitive file is "
         "judged even when no include glob lists it (exclude still wins).",

@@ -189,7 +189,7 @@ class FinishEarly:
 
 
 @dataclass(frozen=True)
-class Judge:
+class JudgeFiles:
     """The change is judged: these files, and the skips that were refused (said in the
     check run's summary)."""
 
@@ -199,7 +199,7 @@ class Judge:
 
 def gate(
     config: RepoConfig, target: Target, mode: Mode = Mode.ADVISORY, grant: LabelGrant | None = None
-) -> FinishEarly | Judge:
+) -> FinishEarly | JudgeFiles:
     """Whether a change with known files and commits is judged, and which files.
 
     A skip (label or commit marker, `honoured_skip`) wins; then the `authors` filter; then
@@ -225,7 +225,7 @@ def gate(
     if not selection.files:
         output = render_nothing_to_judge("no watched file changed", selection.left_out)
         return FinishEarly(output, "skipped", Cause.NOTHING_TO_JUDGE)
-    return Judge(selection, notes)
+    return JudgeFiles(selection, notes)
 
 
 def prepare_files(

@@ -120,6 +120,29 @@ async def load_run(storage: Storage, key: str) -> RunRow | None:
     return None if raw is None else RunRow.model_validate(raw)
 
 
+async def put_run_if_absent(storage: Storage, key: str, run: RunRow) -> bool:
+    """Whether `run` is now the sha's run: its row is written once."""
+    return await storage.kv_put_if_absent(RUN_NAMESPACE, key, run.model_dump(mode="json"))
+
+
+async def take_creation(storage: Storage, key: str, owner: str) -> str | None:
+    """None when the token to create the sha's run was free and is `owner`'s now;
+    otherwise the delivery holding it (`owner` itself on a retry; "" for a token
+    forgotten meanwhile)."""
+    if await storage.kv_put_if_absent(CREATOR_NAMESPACE, key, _creator_row(owner)):
+        return None
+    return _creator_of(await storage.kv_get(CREATOR_NAMESPACE, key))
+
+
+def _creator_row(owner: str) -> dict[str, Any]:
+    return {"owner": owner}
+
+
+def _creator_of(row: Mapping[str, Any] | None) -> str:
+    owner = (row or {}).get("owner")
+    return owner if isinstance(owner, str) else ""
+
+
 class RunHandle:
     """The sha's check run, written only while this delivery still owns the sha."""
 
@@ -177,12 +200,11 @@ class RunHandle:
         return await load_run(self.storage, self.key)
 
     async def _create_once(self, target: Target, fields: Mapping[str, Any]) -> RunRow:
-        creator = {"owner": self.owner}
         found: RunRow | None = None
-        if not await self.storage.kv_put_if_absent(CREATOR_NAMESPACE, self.key, creator):
-            current = await self.storage.kv_get(CREATOR_NAMESPACE, self.key) or {}
-            if current.get("owner") != self.owner:
-                waited = await self._wait_for_run(str(current.get("owner", "")))
+        holder = await take_creation(self.storage, self.key, self.owner)
+        if holder is not None:
+            if holder != self.owner:
+                waited = await self._wait_for_run(holder)
                 if waited is not None:
                     await self.gateway.update_check_run(waited.id, fields)
                     return waited
@@ -197,9 +219,7 @@ class RunHandle:
                 {"name": CHECK_NAME, "head_sha": target.head_sha, **fields}
             )
             found = RunRow(id=run_id, url=url)
-        if not await self.storage.kv_put_if_absent(
-            RUN_NAMESPACE, self.key, found.model_dump(mode="json")
-        ):
+        if not await put_run_if_absent(self.storage, self.key, found):
             found = await load_run(self.storage, self.key) or found
         return found
 

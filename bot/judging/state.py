@@ -10,7 +10,7 @@ a later change of shape bumps `STATE_VERSION` and converts older rows in `load_s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -155,7 +155,16 @@ async def claim_ci_rerun(storage: Storage, key: str, state: ShaState, owner: str
     that delivery keeps it. A wait is named by the delivery that completed the skip, so
     a sha that waits again can be taken again."""
     token = f"{key}#{state.completed_by or ''}"
-    if await storage.kv_put_if_absent(CI_RERUN_NAMESPACE, token, {"owner": owner}):
+    if await storage.kv_put_if_absent(CI_RERUN_NAMESPACE, token, _taker_row(owner)):
         return True
-    taken = await storage.kv_get(CI_RERUN_NAMESPACE, token) or {}
-    return taken.get("owner") == owner
+    return _taker_of(await storage.kv_get(CI_RERUN_NAMESPACE, token)) == owner
+
+
+def _taker_row(owner: str) -> dict[str, Any]:
+    return {"owner": owner}
+
+
+def _taker_of(row: Mapping[str, Any] | None) -> str | None:
+    """The delivery that took a wait; None for a row gone meanwhile or naming none."""
+    owner = (row or {}).get("owner")
+    return owner if isinstance(owner, str) else None

@@ -16,6 +16,8 @@ judging's outcomes (`approval.on_judged`, listed in `bot/reactions.py`).
     breaker_messages  what a tripped breaker says (pure)
     merge_group       GitHub's own merge queue: what a group merges, whether it is judged
                       (pure)
+    group_runs        a reject at a head in a group GitHub's queue is testing fails that
+                      group's `judge` run, so the group is dropped, not merged
     github_queue      GitHub's merge queue and auto-merge through GraphQL (enqueue,
                       dequeue, enable auto-merge); GitHub's refusals read as outcomes
     github_handover   branches that require GitHub's merge queue: their rules (cached), the

@@ -38,6 +38,7 @@ from bot.merging.batch_files import queued_pulls
 from bot.merging.batch_review import review_of, review_tip, worker_context
 from bot.merging.batching import (
     Batch,
+    BatchResult,
     Discard,
     Evict,
     Form,
@@ -45,7 +46,6 @@ from bot.merging.batching import (
     LandWay,
     Move,
     QueueState,
-    Result,
 )
 from bot.merging.driver import delete_merged_branch, run_step
 from bot.merging.eligibility import PullFacts
@@ -70,14 +70,14 @@ from bot.storage.base import (
 log = logging.getLogger(__name__)
 
 _RESULTS = {
-    CheckResult.PENDING: Result.PENDING,
-    CheckResult.PASSED: Result.PASSED,
-    CheckResult.FAILED: Result.FAILED,
+    CheckResult.PENDING: BatchResult.PENDING,
+    CheckResult.PASSED: BatchResult.PASSED,
+    CheckResult.FAILED: BatchResult.FAILED,
 }
 _LINE = 1_000
 
 
-class LeaseLost(Exception):
+class HeadLeaseLost(Exception):
     """The queue's head lease is no longer this worker's: it stops acting."""
 
 
@@ -127,7 +127,7 @@ def planner_batch(batch: MergeBatch) -> Batch:
         review=_RESULTS[batch.review],
         failure=None
         if failure is None
-        else batching.Failure(failure.check, failure.detail, frozenset(failure.files)),
+        else batching.FailedCheck(failure.check, failure.detail, frozenset(failure.files)),
     )
 
 
@@ -160,7 +160,7 @@ class QueueRun:
 
     async def update(self, batch: MergeBatch, update: BatchUpdate) -> None:
         if not await self.storage.update_merge_batch(batch.id, update, self.lease, self.clock()):
-            raise LeaseLost(f"batch {batch.id}")
+            raise HeadLeaseLost(f"batch {batch.id}")
 
     # -- reading -------------------------------------------------------------------
 
@@ -307,7 +307,7 @@ class QueueRun:
         )
         opened = await self.storage.open_merge_batch(new, self.lease, self.clock())
         if opened is None:
-            raise LeaseLost("opening a batch")
+            raise HeadLeaseLost("opening a batch")
         self.batches[opened.id] = opened
         metrics = self.hub.services.metrics
         metrics.merge_queue_batches.inc()
@@ -324,7 +324,7 @@ class QueueRun:
             return False
         try:
             await self.update(opened, BatchUpdate(state=BatchState.TESTING, tip=built.tip))
-        except LeaseLost:
+        except HeadLeaseLost:
             # Another worker took the queue meanwhile and ended this batch: the branch
             # built after that must not stay for CI to test.
             await self.calls.delete(self.base_branch, opened.id)
@@ -434,7 +434,7 @@ async def run_batch_step(
             for batch in in_flight:
                 await run.discard(batch, "batches stopped for this branch")
             run.again_now = True
-    except LeaseLost as lost:
+    except HeadLeaseLost as lost:
         log.info("merge queue %s of %s: lease lost (%s)", entry.base_branch, entry.repository, lost)
         return
     await run.settle(services.merge.merge_queue_retry_delay_ms / 1000)

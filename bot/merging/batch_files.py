@@ -10,7 +10,9 @@ by every pull request that left the base at the same commit. Both are kept in kv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from bot.github.types import ChangedPath
 from bot.merging.batching import QueuedPull
@@ -30,33 +32,65 @@ def paths_of(changed: Iterable[ChangedPath]) -> list[str]:
     return sorted(set(paths))
 
 
+@dataclass(frozen=True)
+class ChangedFiles:
+    """Paths a range of commits changes (kv `merge-batch-files`): a pull request's from
+    the commit it left its base at (`fork`), or its base's since that commit (no fork)."""
+
+    files: tuple[str, ...]
+    fork: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"files": list(self.files)}
+        if self.fork is not None:
+            row["fork"] = self.fork
+        return row
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> ChangedFiles | None:
+        """None for a row of another shape: it is read from GitHub again."""
+        files, fork = stored.get("files"), stored.get("fork")
+        if not isinstance(files, list):
+            return None
+        return cls(tuple(str(path) for path in files), None if fork is None else str(fork))
+
+
+async def _load(storage: Storage, key: str) -> ChangedFiles | None:
+    stored = await storage.kv_get(NAMESPACE, key)
+    return None if stored is None else ChangedFiles.of(stored)
+
+
+async def _save(storage: Storage, key: str, changed: ChangedFiles) -> None:
+    await storage.kv_put(NAMESPACE, key, changed.as_json())
+
+
 async def _pull_files(
     storage: Storage, calls: MergeCalls, entry: MergeEntry, base_head: str
-) -> tuple[list[str], str]:
+) -> ChangedFiles:
     sha = entry.judged_sha or ""
     key = f"{entry.repository}#{entry.pull_number}@{sha}"
-    cached = await storage.kv_get(NAMESPACE, key)
-    if cached is not None:
-        return [str(path) for path in cached["files"]], str(cached["fork"])
+    cached = await _load(storage, key)
+    if cached is not None and cached.fork is not None:
+        return cached
     changed, fork = await calls.changed_since_fork(base_head, sha)
-    files = paths_of(changed)
-    await storage.kv_put(NAMESPACE, key, {"files": files, "fork": fork})
-    return files, fork
+    pull = ChangedFiles(tuple(paths_of(changed)), fork)
+    await _save(storage, key, pull)
+    return pull
 
 
 async def _base_files(
     storage: Storage, calls: MergeCalls, repository: str, fork: str, base_head: str
-) -> list[str]:
+) -> tuple[str, ...]:
     if not fork or fork == base_head:
-        return []
+        return ()
     key = f"{repository}:{fork}..{base_head}"
-    cached = await storage.kv_get(NAMESPACE, key)
+    cached = await _load(storage, key)
     if cached is not None:
-        return [str(path) for path in cached["files"]]
+        return cached.files
     changed, _ = await calls.changed_since_fork(fork, base_head)
-    files = paths_of(changed)
-    await storage.kv_put(NAMESPACE, key, {"files": files})
-    return files
+    base = ChangedFiles(tuple(paths_of(changed)))
+    await _save(storage, key, base)
+    return base.files
 
 
 async def queued_pulls(
@@ -65,13 +99,15 @@ async def queued_pulls(
     """The queue's entries (each with a judged head) as the planner sees them."""
     pulls = []
     for entry in entries:
-        files, fork = await _pull_files(storage, calls, entry, base_head)
-        base_changed = await _base_files(storage, calls, entry.repository, fork, base_head)
+        pull = await _pull_files(storage, calls, entry, base_head)
+        base_changed = await _base_files(
+            storage, calls, entry.repository, pull.fork or "", base_head
+        )
         pulls.append(
             QueuedPull(
                 number=entry.pull_number,
                 order=entry.id,
-                files=frozenset(files),
+                files=frozenset(pull.files),
                 base_changed=frozenset(base_changed),
                 priority=entry.priority,
             )

@@ -44,7 +44,7 @@ from bot.storage.base import MergePriority
 Priority = MergePriority
 
 
-class Result(enum.Enum):
+class BatchResult(enum.Enum):
     PENDING = "pending"
     PASSED = "passed"
     FAILED = "failed"
@@ -65,7 +65,7 @@ class QueuedPull:
 
 
 @dataclass(frozen=True)
-class Failure:
+class FailedCheck:
     """Why a batch failed: the check (a CI check's name, or `judge`), where to read about
     it, and the files its annotations or the judges' citations name."""
 
@@ -83,10 +83,10 @@ class Batch:
     members: tuple[int, ...]
     built_on: str
     tip: str
-    check: Result = Result.PENDING
-    review: Result = Result.PASSED
+    check: BatchResult = BatchResult.PENDING
+    review: BatchResult = BatchResult.PASSED
     """The judges' verdict on `combined_files` (PASSED when there is nothing to re-read)."""
-    failure: Failure | None = None
+    failure: FailedCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def combined_files(members: Sequence[QueuedPull], ahead: frozenset[str]) -> froz
     return frozenset().union(*touched)
 
 
-def culprit(members: Sequence[QueuedPull], failure: Failure | None) -> QueuedPull | None:
+def culprit(members: Sequence[QueuedPull], failure: FailedCheck | None) -> QueuedPull | None:
     """The one member the failure's citations point at: the only member changing a cited
     file. None when the citations name no member's file, or several members'."""
     if failure is None:
@@ -198,7 +198,7 @@ def culprit(members: Sequence[QueuedPull], failure: Failure | None) -> QueuedPul
 
 def failure_text(batch: Batch) -> str:
     """Which check failed, and where, for the comment on the pull request that leaves."""
-    failure = batch.failure or Failure("judge" if batch.review is Result.FAILED else "CI")
+    failure = batch.failure or FailedCheck("judge" if batch.review is BatchResult.FAILED else "CI")
     where = f": {failure.detail}" if failure.detail else ""
     cited = ", ".join(f"`{path}`" for path in sorted(failure.files))
     files = f" (cites {cited})" if cited else ""
@@ -255,8 +255,8 @@ def _settle_front(work: _Working) -> None:
     one."""
     while work.batches:
         front = work.batches[0]
-        failed = Result.FAILED in (front.check, front.review)
-        if not failed and (front.check, front.review) != (Result.PASSED, Result.PASSED):
+        failed = BatchResult.FAILED in (front.check, front.review)
+        if not failed and (front.check, front.review) != (BatchResult.PASSED, BatchResult.PASSED):
             return
         if not failed:
             work.moves.append(Land(front.id, front.members, front.tip))

@@ -59,7 +59,7 @@ from bot.storage.base import MergeEntry, Storage
 
 log = logging.getLogger(__name__)
 
-Outcome = Drop | MarkMerged | Wait | Escalate
+StepOutcome = Drop | MarkMerged | Wait | Escalate
 CONFLICT_NOTICE_NAMESPACE = "merge-conflict-notice"
 # What a call to GitHub may fail with besides an answer (rate limits, outages, the network):
 # after the merge is recorded, such a failure must not cost people the comment.
@@ -81,7 +81,7 @@ async def run_step(
     storage: Storage,
     clock: Callable[[], datetime],
     worker_id: str,
-) -> Outcome | None:
+) -> StepOutcome | None:
     """One step of `entry`, which this worker claimed. Returns the outcome recorded, or
     None when the branch was updated (the entry waits for the new head's judgment) or
     the entry was no longer this worker's to settle."""
@@ -91,7 +91,7 @@ async def run_step(
     pull = PullFacts.from_json(await calls.pull(entry.pull_number))
     action = decide_step(entry, pull, limits, clock())
     actor = f"merge queue ({worker_id})"
-    outcome: Outcome
+    outcome: StepOutcome
     if isinstance(action, Merge):
         answer = await calls.merge(entry.pull_number, action.sha, action.method)
         # A branch that came to require GitHub's merge queue refuses the merge (405): the
@@ -126,7 +126,7 @@ async def run_step(
 
 
 async def tell(
-    calls: MergeCalls, storage: Storage, entry: MergeEntry, pull: PullFacts, outcome: Outcome
+    calls: MergeCalls, storage: Storage, entry: MergeEntry, pull: PullFacts, outcome: StepOutcome
 ) -> None:
     """What people see on the pull request after the step."""
     if isinstance(outcome, MarkMerged):

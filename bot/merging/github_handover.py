@@ -66,17 +66,35 @@ def has_merge_queue(rules: Iterable[Mapping[str, Any]]) -> bool:
     return any(rule.get("type") == "merge_queue" for rule in rules)
 
 
-def cached_rules(stored: Mapping[str, Any] | None, now: datetime) -> bool | None:
+@dataclass(frozen=True)
+class BranchRules:
+    """Whether a branch's rules name the merge queue, as GitHub said at `checked_at`
+    (kv `branch-rules`)."""
+
+    merge_queue: bool
+    checked_at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        return {"merge_queue": self.merge_queue, "checked_at": self.checked_at.isoformat()}
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> BranchRules | None:
+        """None for a row without a readable time: it is read from GitHub again."""
+        try:
+            checked = datetime.fromisoformat(str(stored["checked_at"]))
+        except (KeyError, ValueError):
+            return None
+        return cls(merge_queue=bool(stored.get("merge_queue")), checked_at=checked)
+
+
+def cached_rules(stored: BranchRules | None, now: datetime) -> bool | None:
     """The cached answer while it is fresh, else None (read GitHub)."""
     if stored is None:
         return None
-    try:
-        checked = datetime.fromisoformat(str(stored["checked_at"]))
-    except (KeyError, ValueError):
-        return None
+    checked = stored.checked_at
     if now - checked >= RULES_FRESH or checked > now:
         return None
-    return bool(stored.get("merge_queue"))
+    return stored.merge_queue
 
 
 def requires_queue(answer: Answer) -> bool:
@@ -89,28 +107,30 @@ def _rules_key(repository: str, branch: str) -> str:
     return f"{repository.lower()}:{branch}"
 
 
+async def _load_rules(storage: Storage, repository: str, branch: str) -> BranchRules | None:
+    stored = await storage.kv_get(RULES_NAMESPACE, _rules_key(repository, branch))
+    return None if stored is None else BranchRules.of(stored)
+
+
+async def _save_rules(storage: Storage, repository: str, branch: str, rules: BranchRules) -> None:
+    await storage.kv_put(RULES_NAMESPACE, _rules_key(repository, branch), rules.as_json())
+
+
 async def uses_github_queue(
     storage: Storage, calls: MergeCalls, branch: str, now: datetime, *, refresh: bool = False
 ) -> bool:
-    key = _rules_key(calls.full_name, branch)
     if not refresh:
-        cached = cached_rules(await storage.kv_get(RULES_NAMESPACE, key), now)
+        cached = cached_rules(await _load_rules(storage, calls.full_name, branch), now)
         if cached is not None:
             return cached
     queue = has_merge_queue(await calls.branch_rules(branch))
-    await storage.kv_put(
-        RULES_NAMESPACE, key, {"merge_queue": queue, "checked_at": now.isoformat()}
-    )
+    await _save_rules(storage, calls.full_name, branch, BranchRules(queue, now))
     return queue
 
 
 async def forget_rules(storage: Storage, repository: str, branch: str, now: datetime) -> None:
     """GitHub said the branch has no merge queue: remember that (until RULES_FRESH)."""
-    await storage.kv_put(
-        RULES_NAMESPACE,
-        _rules_key(repository, branch),
-        {"merge_queue": False, "checked_at": now.isoformat()},
-    )
+    await _save_rules(storage, repository, branch, BranchRules(False, now))
 
 
 class HandoverState(enum.StrEnum):
@@ -192,10 +212,14 @@ async def handed_over(storage: Storage, repository: str, number: int) -> HandedO
     return None if stored is None else HandedOver.of(stored)
 
 
+async def _records(storage: Storage, prefix: str = "") -> list[tuple[str, HandedOver | None]]:
+    rows = await storage.kv_list(HANDED_NAMESPACE, prefix=prefix)
+    return [(key, HandedOver.of(value)) for key, value in rows]
+
+
 async def list_handed_over(storage: Storage) -> list[HandedOver]:
     """Every pull request the App handed to GitHub's queue, in queue and left (dashboard)."""
-    rows = [HandedOver.of(value) for _, value in await storage.kv_list(HANDED_NAMESPACE)]
-    return [row for row in rows if row is not None]
+    return [record for _, record in await _records(storage) if record is not None]
 
 
 async def _keep(storage: Storage, record: HandedOver) -> None:
@@ -280,15 +304,54 @@ async def take_out(
 
 async def pending_take_outs(storage: Storage, repository: str) -> list[HandedOver]:
     """The repository's queued records whose take-out GitHub refused (`take_out`)."""
-    rows = await storage.kv_list(HANDED_NAMESPACE, prefix=f"{repository.lower()}#")
-    records = [HandedOver.of(value) for _, value in rows]
+    records = await _records(storage, f"{repository.lower()}#")
     return [
-        r for r in records if r is not None and r.state is HandoverState.QUEUED and r.pending_out
+        r for _, r in records if r is not None and r.state is HandoverState.QUEUED and r.pending_out
     ]
 
 
 def _group_key(repository: str, head_sha: str) -> str:
     return f"{repository.lower()}@{head_sha}"
+
+
+@dataclass(frozen=True)
+class MergeGroup:
+    """A merge group the App checked (kv `github-merge-groups`): the pull requests
+    (number, head) it merges, and when it was seen."""
+
+    head_sha: str
+    members: tuple[tuple[int, str], ...]
+    at: datetime | None
+    """None for a row written before groups had a time (or an unreadable one): old."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "head_sha": self.head_sha,
+            "members": [[number, head] for number, head in self.members],
+            "at": None if self.at is None else self.at.isoformat(),
+        }
+
+    @classmethod
+    def of(cls, stored: Mapping[str, Any]) -> MergeGroup | None:
+        """None for a row without its head; members of another shape are left out."""
+        head_sha, members, at = stored.get("head_sha"), stored.get("members"), stored.get("at")
+        if not isinstance(head_sha, str):
+            return None
+        try:
+            seen = datetime.fromisoformat(at) if isinstance(at, str) else None
+        except ValueError:
+            seen = None
+        return cls(head_sha=head_sha, members=_member_pairs(members), at=seen)
+
+
+def _member_pairs(members: object) -> tuple[tuple[int, str], ...]:
+    pairs: list[tuple[int, str]] = []
+    for member in members if isinstance(members, list) else []:
+        if isinstance(member, list) and len(member) == 2:
+            number, head = member
+            if isinstance(number, int) and isinstance(head, str):
+                pairs.append((number, head))
+    return tuple(pairs)
 
 
 async def remember_group(
@@ -299,32 +362,26 @@ async def remember_group(
     now: datetime,
 ) -> None:
     """The pull requests (number, head) the merge group at `head_sha` merges."""
-    await storage.kv_put(
-        GROUPS_NAMESPACE,
-        _group_key(repository, head_sha),
-        {
-            "head_sha": head_sha,
-            "members": [[number, head] for number, head in members],
-            "at": now.isoformat(),
-        },
-    )
+    group = MergeGroup(head_sha=head_sha, members=tuple(members), at=now)
+    await storage.kv_put(GROUPS_NAMESPACE, _group_key(repository, head_sha), group.as_json())
 
 
 async def forget_group(storage: Storage, repository: str, head_sha: str) -> None:
     await storage.kv_delete(GROUPS_NAMESPACE, _group_key(repository, head_sha))
 
 
-def _holds(value: Mapping[str, Any], number: int, head: str) -> bool:
-    members = value.get("members")
-    return isinstance(members, list) and any(
-        isinstance(m, list) and m == [number, head] for m in members
-    )
+async def _groups(storage: Storage, repository: str) -> list[tuple[str, MergeGroup | None]]:
+    rows = await storage.kv_list(GROUPS_NAMESPACE, prefix=f"{repository.lower()}@")
+    return [(key, MergeGroup.of(value)) for key, value in rows]
 
 
 async def groups_holding(storage: Storage, repository: str, number: int, head: str) -> list[str]:
     """The head shas of the live merge groups that merge pull request `number` at `head`."""
-    rows = await storage.kv_list(GROUPS_NAMESPACE, prefix=f"{repository.lower()}@")
-    return [str(value["head_sha"]) for _, value in rows if _holds(value, number, head)]
+    return [
+        group.head_sha
+        for _, group in await _groups(storage, repository)
+        if group is not None and (number, head) in group.members
+    ]
 
 
 async def mark_merged(storage: Storage, record: HandedOver, now: datetime) -> None:
@@ -380,27 +437,19 @@ async def hand_over_refused_merge(
     )
 
 
-def _older_than(stamp: object, limit: datetime) -> bool:
-    """A row without a readable time is old: nothing else would ever remove it."""
-    try:
-        return datetime.fromisoformat(str(stamp)) < limit
-    except ValueError:
-        return True
-
-
 async def prune(storage: Storage, repository: str, now: datetime) -> int:
     """Forget the repository's records that left GitHub's queue more than LEFT_KEPT ago
-    and group rows older than GROUP_KEPT; how many rows went."""
+    and group rows older than GROUP_KEPT; how many rows went. A row without a readable
+    time is old: nothing else would ever remove it."""
     gone = 0
-    for key, value in await storage.kv_list(HANDED_NAMESPACE, prefix=f"{repository.lower()}#"):
-        record = HandedOver.of(value)
+    for key, record in await _records(storage, f"{repository.lower()}#"):
         if record is None or record.state is HandoverState.QUEUED:
             continue
-        if _older_than(record.left_at.isoformat() if record.left_at else None, now - LEFT_KEPT):
+        if record.left_at is None or record.left_at < now - LEFT_KEPT:
             await storage.kv_delete(HANDED_NAMESPACE, key)
             gone += 1
-    for key, value in await storage.kv_list(GROUPS_NAMESPACE, prefix=f"{repository.lower()}@"):
-        if _older_than(value.get("at"), now - GROUP_KEPT):
+    for key, group in await _groups(storage, repository):
+        if group is None or group.at is None or group.at < now - GROUP_KEPT:
             await storage.kv_delete(GROUPS_NAMESPACE, key)
             gone += 1
     return gone

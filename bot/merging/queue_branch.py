@@ -35,7 +35,6 @@ from bot.merging.github_calls import Answer, MergeCalls
 
 QUEUE_PREFIX = QUEUE_BRANCH_PREFIX
 BUILD_PREFIX = QUEUE_BUILD_PREFIX
-ALREADY_EXISTS = "Reference already exists"
 
 
 def _said(exc: BadRequest) -> str:

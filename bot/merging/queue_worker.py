@@ -29,6 +29,7 @@ from datetime import datetime
 from aiohttp import web
 
 from bot.github.client import RateLimited
+from bot.lifetime import CleanupContext
 from bot.merging.batch_driver import run_batch_step, wants_batches
 from bot.merging.driver import run_step
 from bot.services import ServiceHub
@@ -41,8 +42,6 @@ log = logging.getLogger(__name__)
 CLAIM_BATCH = 8
 # While the app has no services yet (setup mode), look again this often.
 IDLE_SECONDS = 5.0
-
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
 def new_worker_id() -> str:

@@ -77,7 +77,7 @@ class Merge:
     method: str
 
 
-Action = Drop | MarkMerged | Wait | UpdateBranch | Escalate | Merge
+QueueAction = Drop | MarkMerged | Wait | UpdateBranch | Escalate | Merge
 
 
 def failed_attempt(
@@ -117,7 +117,9 @@ def gone(entry: MergeEntry, pull: PullFacts) -> Drop | MarkMerged | None:
     return None
 
 
-def decide_step(entry: MergeEntry, pull: PullFacts, limits: MergeLimits, now: datetime) -> Action:
+def decide_step(
+    entry: MergeEntry, pull: PullFacts, limits: MergeLimits, now: datetime
+) -> QueueAction:
     """What to do with the queue's head now (see the module docstring)."""
     left = gone(entry, pull)
     if left is not None:

@@ -24,7 +24,7 @@ __all__ = ["SENT_NAMESPACE", "Notifier"]
 log = logging.getLogger(__name__)
 
 SENT_NAMESPACE = "notifications-sent"
-Outcome = Callable[[str, str], None]  # (kind, "sent" | "failed" | "duplicate")
+OutcomeHook = Callable[[str, str], None]  # (kind, "sent" | "failed" | "duplicate")
 
 
 def _no_metrics(kind: str, outcome: str) -> None:
@@ -38,7 +38,7 @@ class Notifier:
         client: httpx.AsyncClient,
         storage: Storage,
         *,
-        on_outcome: Outcome = _no_metrics,
+        on_outcome: OutcomeHook = _no_metrics,
         retry_base_seconds: float = 1.0,
     ) -> None:
         self._settings = settings

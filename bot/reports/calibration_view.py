@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from bot.gfm import plural
 from bot.reports.kpis import Calibration, Figures, ScopeReport
@@ -36,13 +36,7 @@ SCOPE_COLUMNS = (
     Column("cost", right=True),
     Column("ready"),
 )
-GROUP_COLUMNS = (
-    Column("name", flex=True),
-    Column("rounds", right=True),
-    Column("failed", right=True),
-    Column("acc/imp/rej/esc", right=True),
-    Column("decided", right=True),
-    Column("GO", right=True),
+MODEL_COLUMNS = (
     Column("FP", right=True),
     Column("FN", right=True),
     Column("avail", right=True),
@@ -51,6 +45,40 @@ GROUP_COLUMNS = (
     Column("tokens", right=True),
     Column("cost", right=True),
 )
+"""The columns a model's row ends with, here and in `judge-bot eval` (`model_cells`)."""
+GROUP_COLUMNS = (
+    Column("name", flex=True),
+    Column("rounds", right=True),
+    Column("failed", right=True),
+    Column("acc/imp/rej/esc", right=True),
+    Column("decided", right=True),
+    Column("GO", right=True),
+    *MODEL_COLUMNS,
+)
+
+
+class RoundErrors(Protocol):
+    """What a model's answered rounds got wrong (`GroupFigures`, an evaluation's `Agreement`)."""
+
+    @property
+    def false_positives(self) -> Rate: ...
+    @property
+    def false_negatives(self) -> Rate: ...
+
+
+class CallFigures(Protocol):
+    """What a model's calls cost and how they went (`GroupFigures`, an evaluation's `CallUsage`)."""
+
+    @property
+    def availability(self) -> Rate: ...
+    @property
+    def latency_median_s(self) -> float | None: ...
+    @property
+    def latency_p95_s(self) -> float | None: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def cost(self) -> float | None: ...
 
 
 def percent(rate: Rate) -> str:
@@ -68,6 +96,20 @@ def seconds(value: float | None) -> str:
 
 def money(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def model_cells(rounds: RoundErrors, calls: CallFigures) -> list[str]:
+    """A model's `MODEL_COLUMNS`: its rounds' false positives and negatives, its calls'
+    availability, latency, tokens and cost."""
+    return [
+        with_counts(rounds.false_positives),
+        with_counts(rounds.false_negatives),
+        percent(calls.availability),
+        seconds(calls.latency_median_s),
+        seconds(calls.latency_p95_s),
+        str(calls.tokens),
+        money(calls.cost),
+    ]
 
 
 def render_calibration(report: Calibration, width: int | None) -> str:
@@ -127,13 +169,7 @@ def _group_lines(groups: Sequence[GroupFigures], width: int | None) -> list[str]
             "/".join(str(n) for n in g.verdicts.values()),
             str(g.decided),
             percent(g.go),
-            with_counts(g.false_positives),
-            with_counts(g.false_negatives),
-            percent(g.availability),
-            seconds(g.latency_median_s),
-            seconds(g.latency_p95_s),
-            str(g.tokens),
-            money(g.cost),
+            *model_cells(g, g),
         ]
         for g in groups
     ]

@@ -35,7 +35,7 @@ ChangeKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
-class Window:
+class ReportWindow:
     """The days a report covers: records at or after `since`, up to `until` (now)."""
 
     since: datetime

@@ -17,15 +17,15 @@ they are.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Gauge
 
+from bot.lifetime import CleanupContext, Clock, every, running
 from bot.reports import sources
 from bot.reports.facts import RecordFact
 from bot.reports.kpis import Calibration, ScopeReport, calibrate
@@ -39,8 +39,6 @@ log = logging.getLogger(__name__)
 
 MAX_REPOSITORIES = 20
 MAX_MODELS = 10
-Clock = Callable[[], datetime]
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 _SCOPE_GAUGES = (
     ("false_positive_rate", "Non-accepts a person overrode to accept, over non-accepts."),
@@ -186,25 +184,21 @@ class KpiRefresher:
 
     async def run(self, stop: asyncio.Event, interval: float) -> None:
         """Refresh now and every `interval` seconds until `stop` is set."""
-        while not stop.is_set():
+
+        async def refresh_once() -> None:
             try:
                 await self.refresh()
             except Exception:  # storage down, a bad row: the gauges keep their last values
                 log.warning("KPI gauges: refresh failed; trying again later", exc_info=True)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval)
+
+        await every(interval, stop, refresh_once)
 
 
 def kpi_metrics_ctx(refresher: KpiRefresher, interval: float) -> CleanupContext:
     """An aiohttp cleanup context refreshing the gauges for the app's life."""
 
     async def kpi_metrics(app: web.Application) -> AsyncIterator[None]:
-        stop = asyncio.Event()
-        task = asyncio.create_task(refresher.run(stop, interval))
-        yield
-        stop.set()
-        task.cancel()  # a refresh in progress is not waited for at shutdown
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        async with running(lambda stop: refresher.run(stop, interval)):
+            yield
 
     return kpi_metrics

@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.judge.records import Verdict
-from bot.reports.facts import LABELS, RecordFact, Window, human_decisions
+from bot.reports.facts import LABELS, RecordFact, ReportWindow, human_decisions
 from bot.reports.measures import (
     Availability,
+    Mistakes,
     Rate,
     Spend,
-    false_negative,
-    false_positive,
     median_and_p95,
 )
 from bot.reports.model_kpis import GroupFigures, per_family, per_model
@@ -72,7 +71,7 @@ class ScopeReport:
 
 @dataclass(frozen=True)
 class Calibration:
-    window: Window
+    window: ReportWindow
     repository: str | None
     overall: ScopeReport
     repositories: list[ScopeReport]
@@ -88,9 +87,8 @@ class _Tally:
     decisions: Counter[Verdict] = field(default_factory=Counter)
     labels: Counter[str] = field(default_factory=Counter)
     overridden: int = 0
-    fp: list[int] = field(default_factory=lambda: [0, 0])
-    fn: list[int] = field(default_factory=lambda: [0, 0])
-    agree: list[int] = field(default_factory=lambda: [0, 0])
+    mistakes: Mistakes = field(default_factory=Mistakes)
+    agreement: Rate = field(default_factory=Rate)
     latencies: list[float] = field(default_factory=list)
     availability: Availability = field(default_factory=Availability)
     spend: Spend = field(default_factory=Spend)
@@ -103,11 +101,10 @@ class _Tally:
         self.labels[key.label] += count
         self._earliest(shape.first_at)
         self.overridden += count if key.decided is not None else 0
-        _count(self.fp, false_positive(key.decision, key.decided), count)
-        _count(self.fn, false_negative(key.decision, key.decided), count)
+        self.mistakes = self.mistakes.plus(key.decision, key.decided, count)
         answered = {r.verdict for r in key.rounds if r.verdict is not None}
         answers = sum(r.verdict is not None for r in key.rounds)
-        _count(self.agree, (answers >= 2, answers >= 2 and len(answered) == 1), count)
+        self.agreement = self.agreement.plus(len(answered) == 1, answers >= 2, count)
         for (_tier, model), calls in shape.calls.items():
             self.availability.merge(calls.availability)
             self.spend.add(calls.tokens, prices.get(model))
@@ -121,9 +118,8 @@ class _Tally:
         self.decisions.update(other.decisions)
         self.labels.update(other.labels)
         self.overridden += other.overridden
-        for mine, theirs in ((self.fp, other.fp), (self.fn, other.fn), (self.agree, other.agree)):
-            mine[0] += theirs[0]
-            mine[1] += theirs[1]
+        self.mistakes += other.mistakes
+        self.agreement += other.agreement
         self.latencies.extend(other.latencies)
         self.availability.merge(other.availability)
         self.spend.merge(other.spend)
@@ -138,25 +134,19 @@ class _Tally:
             decisions={v.value: self.decisions[v] for v in Verdict},
             labels={label: self.labels[label] for label in LABELS},
             overridden=self.overridden,
-            false_positives=Rate(self.fp[1], self.fp[0]),
-            false_negatives=Rate(self.fn[1], self.fn[0]),
+            false_positives=self.mistakes.false_positives,
+            false_negatives=self.mistakes.false_negatives,
             go=Rate(self.labels["GO"], judgments),
             undetermined=Rate(self.labels["UNDETERMINED"], judgments),
             availability=self.availability.rate,
             latency_median_s=median,
             latency_p95_s=p95,
-            agreement=Rate(self.agree[1], self.agree[0]),
+            agreement=self.agreement,
             tokens=self.spend.tokens,
             unpriced_tokens=self.spend.unpriced_tokens,
             cost=self.spend.money,
             first_at=self.first_at,
         )
-
-
-def _count(pair: list[int], outcome: tuple[bool, bool], times: int) -> None:
-    considered, counted = outcome
-    pair[0] += considered * times
-    pair[1] += counted * times
 
 
 def scope_figures(
@@ -186,7 +176,7 @@ def calibrate(
 ) -> Calibration:
     """The whole report over `facts` (the window's records, oldest first, already limited
     to `repository` when one was asked for)."""
-    window = Window(since=now - timedelta(days=days), until=now, days=days)
+    window = ReportWindow(since=now - timedelta(days=days), until=now, days=days)
     prices = thresholds.calibration_price_per_1k_tokens
     shapes = shapes_of(facts, human_decisions(facts))
     overall, scopes = scope_figures(shapes, prices)

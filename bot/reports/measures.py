@@ -28,10 +28,14 @@ class Rate:
         """count / total; None when there is nothing to divide (no case to judge by)."""
         return None if self.total == 0 else self.count / self.total
 
-    def plus(self, counted: bool, considered: bool = True) -> Rate:
+    def plus(self, counted: bool, considered: bool = True, times: int = 1) -> Rate:
+        """`times` more cases alike; cases not considered leave the rate as it was."""
         if not considered:
             return self
-        return Rate(self.count + int(counted), self.total + 1)
+        return Rate(self.count + int(counted) * times, self.total + times)
+
+    def __add__(self, other: Rate) -> Rate:
+        return Rate(self.count + other.count, self.total + other.total)
 
 
 def false_positive(judged: Verdict | None, human: Verdict | None) -> tuple[bool, bool]:
@@ -44,6 +48,30 @@ def false_negative(judged: Verdict | None, human: Verdict | None) -> tuple[bool,
     """(counts towards the false-negative rate, is one)."""
     considered = judged is Verdict.ACCEPT
     return considered, considered and human is Verdict.REJECT
+
+
+@dataclass(frozen=True, slots=True)
+class Mistakes:
+    """Verdicts against what they should have been (a person's override, or an evaluation
+    dataset's label): the false-positive and false-negative rates, counted as above."""
+
+    false_positives: Rate = Rate()
+    false_negatives: Rate = Rate()
+
+    def plus(self, judged: Verdict | None, human: Verdict | None, times: int = 1) -> Mistakes:
+        """`times` more verdicts `judged` where `human` was the right one."""
+        fp_considered, fp = false_positive(judged, human)
+        fn_considered, fn = false_negative(judged, human)
+        return Mistakes(
+            self.false_positives.plus(fp, fp_considered, times),
+            self.false_negatives.plus(fn, fn_considered, times),
+        )
+
+    def __add__(self, other: Mistakes) -> Mistakes:
+        return Mistakes(
+            self.false_positives + other.false_positives,
+            self.false_negatives + other.false_negatives,
+        )
 
 
 def median_and_p95(values: Sequence[float]) -> tuple[float | None, float | None]:

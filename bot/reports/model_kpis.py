@@ -26,10 +26,9 @@ from bot.judge.records import Verdict
 from bot.reports.facts import RoundFact, deciding_round
 from bot.reports.measures import (
     Availability,
+    Mistakes,
     Rate,
     Spend,
-    false_negative,
-    false_positive,
     median_and_p95,
 )
 from bot.reports.shapes import Shape, ShapeKey
@@ -60,8 +59,7 @@ class _GroupTally:
     failed: int = 0
     decided: int = 0
     go: int = 0
-    fp: list[int] = field(default_factory=lambda: [0, 0])
-    fn: list[int] = field(default_factory=lambda: [0, 0])
+    mistakes: Mistakes = field(default_factory=Mistakes)
     latencies: list[float] = field(default_factory=list)
     availability: Availability = field(default_factory=Availability)
     spend: Spend = field(default_factory=Spend)
@@ -72,12 +70,7 @@ class _GroupTally:
             self.failed += times
             return
         self.verdicts[verdict.value] += times
-        for pair, (considered, counted) in (
-            (self.fp, false_positive(verdict, human)),
-            (self.fn, false_negative(verdict, human)),
-        ):
-            pair[0] += considered * times
-            pair[1] += counted * times
+        self.mistakes = self.mistakes.plus(verdict, human, times)
 
     def figures(self) -> GroupFigures:
         median, p95 = median_and_p95(self.latencies)
@@ -90,8 +83,8 @@ class _GroupTally:
             },
             decided=self.decided,
             go=Rate(self.go, self.decided),
-            false_positives=Rate(self.fp[1], self.fp[0]),
-            false_negatives=Rate(self.fn[1], self.fn[0]),
+            false_positives=self.mistakes.false_positives,
+            false_negatives=self.mistakes.false_negatives,
             availability=self.availability.rate,
             latency_median_s=median,
             latency_p95_s=p95,

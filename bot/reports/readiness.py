@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from bot.reports.facts import Window
+from bot.reports.facts import ReportWindow
 from bot.reports.thresholds import CalibrationThresholds
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Readiness:
         return not self.reasons
 
 
-def days_covered(first_at: datetime | None, window: Window) -> int:
+def days_covered(first_at: datetime | None, window: ReportWindow) -> int:
     """Days of the window with data from its first judgment on, the current day counted."""
     if first_at is None:
         return 0
@@ -61,7 +61,7 @@ def pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def readiness(figures: Figures, limits: CalibrationThresholds, window: Window) -> Readiness:
+def readiness(figures: Figures, limits: CalibrationThresholds, window: ReportWindow) -> Readiness:
     checks = (
         _window(window, limits),
         _coverage(figures, window, limits),
@@ -80,42 +80,46 @@ def readiness(figures: Figures, limits: CalibrationThresholds, window: Window) -
     return Readiness(tuple(reason for reason in checks if reason is not None))
 
 
-def _window(window: Window, limits: CalibrationThresholds) -> Reason | None:
-    needed = limits.calibration_min_days
-    if window.days >= needed:
+def _at_least(kpi: str, count: int, needed: int, unit: str, message: str) -> Reason | None:
+    """A count (days, judgments) that must reach `needed`; `message` says why it holds
+    blocking back when it does not."""
+    if count >= needed:
         return None
-    return Reason(
+    return Reason(kpi, count, f">= {needed} {unit}", needed - count, message)
+
+
+def _window(window: ReportWindow, limits: CalibrationThresholds) -> Reason | None:
+    needed = limits.calibration_min_days
+    return _at_least(
         "window_days",
         window.days,
-        f">= {needed} days",
-        needed - window.days,
+        needed,
+        "days",
         f"the window is {window.days} days; calibration needs {needed} (--days {needed})",
     )
 
 
-def _coverage(figures: Figures, window: Window, limits: CalibrationThresholds) -> Reason | None:
+def _coverage(
+    figures: Figures, window: ReportWindow, limits: CalibrationThresholds
+) -> Reason | None:
     needed = min(limits.calibration_min_days, window.days)
     covered = days_covered(figures.first_at, window)
-    if covered >= needed:
-        return None
-    return Reason(
+    return _at_least(
         "days_covered",
         covered,
-        f">= {needed} days",
-        needed - covered,
+        needed,
+        "days",
         f"judgments cover {covered} of the {needed} days needed ({needed - covered} short)",
     )
 
 
 def _sample(figures: Figures, limits: CalibrationThresholds) -> Reason | None:
     needed = limits.calibration_min_sample
-    if figures.judgments >= needed:
-        return None
-    return Reason(
+    return _at_least(
         "sample",
         figures.judgments,
-        f">= {needed} judgments",
-        needed - figures.judgments,
+        needed,
+        "judgments",
         f"{figures.judgments} judgments; at least {needed} needed "
         f"({needed - figures.judgments} short)",
     )
@@ -126,14 +130,11 @@ MIN_HUMAN_DECISIONS = 1
 
 def _human(figures: Figures) -> Reason | None:
     """At least one judgment a person decided (module docstring)."""
-    decided = figures.overridden
-    if decided >= MIN_HUMAN_DECISIONS:
-        return None
-    return Reason(
+    return _at_least(
         "human_decisions",
-        decided,
-        f">= {MIN_HUMAN_DECISIONS} judgment decided by a person",
-        MIN_HUMAN_DECISIONS - decided,
+        figures.overridden,
+        MIN_HUMAN_DECISIONS,
+        "judgment decided by a person",
         "no judgment was decided by a person (/judge override): FP and FN cannot be "
         "measured without one",
     )

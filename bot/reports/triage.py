@@ -25,7 +25,7 @@ from bot.reports.facts import (
     LABELS,
     HumanFact,
     RecordFact,
-    Window,
+    ReportWindow,
     human_decisions,
     in_repository,
 )
@@ -72,7 +72,7 @@ class Flagged:
 
 @dataclass(frozen=True)
 class Triage:
-    window: Window
+    window: ReportWindow
     repository: str | None
     judgments: int
     decisions: dict[str, int]
@@ -142,7 +142,7 @@ def triage(
     listed = flagged if shown is None else flagged[:shown]
     records = details or {}
     return Triage(
-        window=Window(since=now - timedelta(days=days), until=now, days=days),
+        window=ReportWindow(since=now - timedelta(days=days), until=now, days=days),
         repository=repository,
         judgments=sum(decisions.values()),
         decisions={v.value: decisions[v.value] for v in Verdict},

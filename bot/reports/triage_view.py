@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.gfm import plural
 from bot.record_view import scores_glance
-from bot.reports.facts import Window
+from bot.reports.facts import ReportWindow
 from bot.reports.table import Column, fit_line, render_rows
 from bot.reports.triage import Flagged, OpenIssue, Triage
 
@@ -39,7 +39,7 @@ def when(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def window_line(command: str, window: Window, repository: str | None) -> str:
+def window_line(command: str, window: ReportWindow, repository: str | None) -> str:
     scope = repository or "all repositories"
     return (
         f"judge-bot {command}: {plural(window.days, 'day')} "
@@ -110,7 +110,7 @@ def _issue_lines(issues: list[OpenIssue], width: int | None) -> list[str]:
     return [f"open disagreement issues ({len(issues)}):", *render_rows(ISSUE_COLUMNS, rows, width)]
 
 
-def window_json(window: Window) -> dict[str, Any]:
+def window_json(window: ReportWindow) -> dict[str, Any]:
     return {
         "since": window.since.isoformat(),
         "until": window.until.isoformat(),

@@ -13,7 +13,7 @@ A dismissal GitHub refuses or that fails is logged: the new review already stand
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -61,7 +61,7 @@ async def submit_review(
     if target.pull_number is None or event is None or not wanted:
         return False
     key = f"{target.repository.lower()}@{target.head_sha}:{verdict}:{decided_by or ''}"
-    if not await context.storage.kv_put_if_absent(SUBMITTED, key, {"event": event}):
+    if not await claim_submission(context.storage, key, event):
         return False
     body = review_body(verdict, target.head_sha, improvements_of(records), decided_by=decided_by)
     client = await context.services.github.installation_client(target.installation_id)
@@ -76,7 +76,7 @@ async def submit_review(
         if isinstance(exc, BadRequest) and exc.status_code == 422:
             log.info("review refused by GitHub: %s", exc, extra=context.log_extra())
             return False
-        await context.storage.kv_delete(SUBMITTED, key)
+        await give_back_submission(context.storage, key)
         raise
     newest = int(answer["id"])
     ours = await remember_review(
@@ -90,20 +90,45 @@ async def submit_review(
     return True
 
 
+async def claim_submission(storage: Storage, key: str, event: str) -> bool:
+    """Whether this call may submit the review `key` names (nobody claimed it before).
+    The row keeps the review's event; nothing reads it back."""
+    return await storage.kv_put_if_absent(SUBMITTED, key, {"event": event})
+
+
+async def give_back_submission(storage: Storage, key: str) -> None:
+    """The review was not sent: a retry may claim it again."""
+    await storage.kv_delete(SUBMITTED, key)
+
+
 async def remember_review(storage: Storage, pull: str, newest: int) -> list[int]:
     """Records `newest` as the App's review on `pull`; returns every other one recorded.
 
     One key per review: two verdicts submitted at once (two workers, or two replicas)
     each add their own, where rewriting one list kept only the last writer's, and the
     review it dropped was never dismissed. Lists written that way are still read."""
-    await storage.kv_put(REVIEW_IDS, f"{pull}/{newest:020d}", {"id": newest})
+    await storage.kv_put(REVIEW_IDS, f"{pull}/{newest:020d}", _id_row(newest))
     rows = await storage.kv_list(REVIEW_IDS, f"{pull}/")
     # Zero-padded keys list oldest first; the oldest beyond the kept number are let go.
     for key, _ in rows[:-KEPT_REVIEW_IDS]:
         await storage.kv_delete(REVIEW_IDS, key)
-    legacy = await storage.kv_get(REVIEW_IDS, pull) or {}
-    ids = {int(value["id"]) for _, value in rows} | {int(rid) for rid in legacy.get("ids", [])}
+    legacy = _legacy_ids(await storage.kv_get(REVIEW_IDS, pull))
+    ids = {_id_of(row) for _, row in rows} | legacy
     return sorted(ids - {newest})
+
+
+def _id_row(review_id: int) -> dict[str, Any]:
+    return {"id": review_id}
+
+
+def _id_of(row: Mapping[str, Any]) -> int:
+    return int(row["id"])
+
+
+def _legacy_ids(row: Mapping[str, Any] | None) -> set[int]:
+    """The ids of a pull request's one list, as versions before one key per review kept
+    them."""
+    return {int(rid) for rid in (row or {}).get("ids", [])}
 
 
 class _PullReviews:

@@ -30,6 +30,8 @@ The operator's settings of the features live beside this module, as plain models
     merge     the merge queue's and loop prevention's `JUDGE_*` settings (seed 004)
     notify    `JUDGE_NOTIFY_*`: where notices go
     features  those sections (and the research rubric's) loaded with the rest at start
+    server    the web server's own: how long a client may take to send a request, and
+              how long an idle connection stays open (loaded by `serve` alone)
 """
 
 from __future__ import annotations

@@ -475,19 +475,9 @@ class Storage(Protocol):
     async def upsert_installation(self, installation: Installation) -> None: ...
 
     async def delete_installation(self, installation_id: int) -> None:
-        """Removes the installation and its repositories."""
+        """Removes the installation, and the repository names earlier versions kept for it."""
 
     async def get_installation(self, installation_id: int) -> Installation | None: ...
-
-    async def list_installations(self) -> list[Installation]: ...
-
-    async def update_installation_repositories(
-        self, installation_id: int, added: Sequence[str], removed: Sequence[str]
-    ) -> None:
-        """Repositories are full names (`owner/name`); adding a known one is a no-op."""
-
-    async def list_installation_repositories(self, installation_id: int) -> list[str]:
-        """Sorted full names."""
 
     # -- verdict records (append-only audit log) ------------------------------
     async def append_verdict(

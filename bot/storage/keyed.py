@@ -1,7 +1,7 @@
 """Tables whose rows are replaced in place by key: installations and kv (both backends).
 
-Installations (with their repository lists) and the small keyed state both hold
-the latest value only: writes upsert or delete, reads look one key up.
+Installations and the small keyed state both hold the latest value only: writes upsert or
+delete, reads look one key up.
 
 Listings sort by code point, as Python does: SQLite compares text bytewise (code point
 order for UTF-8), PostgreSQL needs COLLATE "C" for it. A kv prefix is compared with
@@ -10,7 +10,6 @@ substr/left, not LIKE, since it may hold % or _.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -29,28 +28,15 @@ UPSERT_INSTALLATION: Final = Sql(
     " repository_selection = excluded.repository_selection,"
     " suspended = excluded.suspended, updated_at = excluded.updated_at"
 )
+# Earlier versions kept each installation's repository names in `installation_repositories`
+# (nothing read them, and a rename left them stale): forgetting an installation still
+# forgets what they kept of it.
 DELETE_REPOSITORIES: Final = Sql(
     "DELETE FROM installation_repositories WHERE installation_id = :id"
 )
 DELETE_INSTALLATION: Final = Sql("DELETE FROM installations WHERE installation_id = :id")
 GET_INSTALLATION: Final = Sql(
     f"SELECT {_INSTALLATION_COLUMNS} FROM installations WHERE installation_id = :id"
-)
-LIST_INSTALLATIONS: Final = Sql(
-    f"SELECT {_INSTALLATION_COLUMNS} FROM installations ORDER BY installation_id"
-)
-ADD_REPOSITORY: Final = Sql(
-    "INSERT INTO installation_repositories (installation_id, full_name)"
-    " VALUES (:id, :name) ON CONFLICT DO NOTHING"
-)
-REMOVE_REPOSITORY: Final = Sql(
-    "DELETE FROM installation_repositories WHERE installation_id = :id AND full_name = :name"
-)
-LIST_REPOSITORIES: Final = Sql(
-    "SELECT full_name FROM installation_repositories WHERE installation_id = :id"
-    " ORDER BY full_name",
-    postgres="SELECT full_name FROM installation_repositories WHERE installation_id = :id"
-    ' ORDER BY full_name COLLATE "C"',
 )
 
 # One row, rewritten by `write_probe`: /healthz's proof that writes work again.
@@ -109,22 +95,6 @@ class KeyedTables(SqlStore):
         db = self._sql
         row = await db.row(GET_INSTALLATION, id=installation_id)
         return None if row is None else _installation(db, row)
-
-    async def list_installations(self) -> list[Installation]:
-        db = self._sql
-        return [_installation(db, row) for row in await db.rows(LIST_INSTALLATIONS)]
-
-    async def update_installation_repositories(
-        self, installation_id: int, added: Sequence[str], removed: Sequence[str]
-    ) -> None:
-        # Removals run last, so a name in both lists ends up removed.
-        async with self._transaction() as db:
-            await db.many(ADD_REPOSITORY, [{"id": installation_id, "name": n} for n in added])
-            await db.many(REMOVE_REPOSITORY, [{"id": installation_id, "name": n} for n in removed])
-
-    async def list_installation_repositories(self, installation_id: int) -> list[str]:
-        rows = await self._sql.rows(LIST_REPOSITORIES, id=installation_id)
-        return [row[0] for row in rows]
 
     # -- small keyed state ---------------------------------------------------
     async def kv_get(self, namespace: str, key: str) -> dict[str, Any] | None:

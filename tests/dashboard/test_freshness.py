@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from bot.dashboard.freshness import Action, Cached, Freshness, ViewCache, plan
+from bot.dashboard.freshness import CacheAction, Cached, Freshness, ViewCache, plan
 
 POLICY = Freshness(max_age_seconds=60, wait_limit_seconds=0.25, max_entries=2)
 
@@ -19,16 +19,16 @@ def cached(computed_at: float = 100.0, took: float = 0.1) -> Cached[str]:
 @pytest.mark.parametrize(
     ("entry", "now", "action"),
     [
-        (None, 100.0, Action.COMPUTE),
-        (cached(), 100.0, Action.SERVE),
-        (cached(), 159.9, Action.SERVE),
-        (cached(), 160.0, Action.COMPUTE),  # too old, quick to count again
-        (cached(took=0.25), 160.0, Action.COMPUTE),
-        (cached(took=3.0), 160.0, Action.SERVE_AND_REFRESH),  # slow: shown, refreshed
-        (cached(took=3.0), 120.0, Action.SERVE),
+        (None, 100.0, CacheAction.COMPUTE),
+        (cached(), 100.0, CacheAction.SERVE),
+        (cached(), 159.9, CacheAction.SERVE),
+        (cached(), 160.0, CacheAction.COMPUTE),  # too old, quick to count again
+        (cached(took=0.25), 160.0, CacheAction.COMPUTE),
+        (cached(took=3.0), 160.0, CacheAction.SERVE_AND_REFRESH),  # slow: shown, refreshed
+        (cached(took=3.0), 120.0, CacheAction.SERVE),
     ],
 )
-def test_plan(entry: Cached[str] | None, now: float, action: Action) -> None:
+def test_plan(entry: Cached[str] | None, now: float, action: CacheAction) -> None:
     assert plan(entry, now, POLICY) is action
 
 

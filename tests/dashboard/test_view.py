@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 
 from bot.dashboard.filters import Filter
-from bot.dashboard.reading import reduce_window
 from bot.dashboard.view import (
     FLAGGED_SHOWN,
     Sources,
@@ -22,6 +21,7 @@ from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import OpenIssue, Subject, SubjectKey, triage
 from bot.storage.base import StoredVerdict
 from tests.reports.seeded import NOW, QUICK, SEEDED, call, day, judgment, sha, stored_of
+from tests.support.dashboard_window import reduce_window
 from tests.support.fact_builders import facts_of, facts_of_stored
 
 LIMITS = CalibrationThresholds(_env_file=None)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from bot.dashboard.filters import Filter
 from bot.dashboard.live import FactBudget
-from bot.dashboard.reading import KeptFacts, Window, fold, window_of
+from bot.dashboard.reading import KeptFacts, ViewWindow, fold, window_of
 from bot.dashboard.watermark import (
     HOLE_GRACE_SECONDS,
     LOOKBACK,
@@ -101,7 +101,7 @@ def test_fold_lets_the_window_start_move_on() -> None:
 
 
 def test_a_window_without_its_facts_asks_to_be_read_again() -> None:
-    window = Window(KeptFacts(None), (), (), Mark(1))
+    window = ViewWindow(KeptFacts(None), (), (), Mark(1))
     assert fold(window, [row(2)], EVERY, SINCE, now=0.0) is None
     other = fold(window, [row(2, "octo/api")], Filter("octo/docs", 14), SINCE, now=0.0)
     assert other is not None and not other.counted

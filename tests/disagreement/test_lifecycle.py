@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from bot.disagreement.lifecycle import IssueAction, issue_action, issue_url, links_for, open_number
+from bot.disagreement.lifecycle import (
+    IssueAction,
+    TaskIssue,
+    issue_action,
+    issue_url,
+    links_for,
+    open_number,
+)
 from bot.judge.records import Verdict
 from bot.judging.target import Target
 
@@ -17,21 +22,19 @@ SHA = "a" * 40
     ("verdict", "known", "expected"),
     [
         (Verdict.ESCALATE, None, IssueAction.OPEN),
-        (Verdict.ESCALATE, {"state": "opening"}, IssueAction.OPEN),
-        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.COMMENT),
-        (Verdict.ESCALATE, {"number": 3, "state": "open", "last_sha": SHA}, IssueAction.NONE),
-        (Verdict.ESCALATE, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.REOPEN),
-        (Verdict.ACCEPT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.CLOSE),
-        (Verdict.ACCEPT, {"number": 3, "state": "closed", "last_sha": "old"}, IssueAction.NONE),
+        (Verdict.ESCALATE, TaskIssue(state="opening"), IssueAction.OPEN),
+        (Verdict.ESCALATE, TaskIssue(number=3, state="open", last_sha="old"), IssueAction.COMMENT),
+        (Verdict.ESCALATE, TaskIssue(number=3, state="open", last_sha=SHA), IssueAction.NONE),
+        (Verdict.ESCALATE, TaskIssue(number=3, state="closed", last_sha="old"), IssueAction.REOPEN),
+        (Verdict.ACCEPT, TaskIssue(number=3, state="open", last_sha="old"), IssueAction.CLOSE),
+        (Verdict.ACCEPT, TaskIssue(number=3, state="closed", last_sha="old"), IssueAction.NONE),
         (Verdict.ACCEPT, None, IssueAction.NONE),
-        (Verdict.REJECT, {"number": 3, "state": "open", "last_sha": "old"}, IssueAction.NONE),
+        (Verdict.REJECT, TaskIssue(number=3, state="open", last_sha="old"), IssueAction.NONE),
         (Verdict.IMPROVE, None, IssueAction.NONE),
-        (Verdict.UNDETERMINED, {"number": 3, "state": "open"}, IssueAction.NONE),
+        (Verdict.UNDETERMINED, TaskIssue(number=3, state="open"), IssueAction.NONE),
     ],
 )
-def test_issue_action(
-    verdict: Verdict, known: dict[str, Any] | None, expected: IssueAction
-) -> None:
+def test_issue_action(verdict: Verdict, known: TaskIssue | None, expected: IssueAction) -> None:
     assert issue_action(verdict, known, SHA) is expected
 
 
@@ -55,10 +58,10 @@ def test_without_a_repository_url_no_link_is_guessed() -> None:
     ("known", "number"),
     [
         (None, None),
-        ({"state": "opening"}, None),
-        ({"number": 3, "state": "closed"}, None),
-        ({"number": 3, "state": "open"}, 3),
+        (TaskIssue(state="opening"), None),
+        (TaskIssue(number=3, state="closed"), None),
+        (TaskIssue(number=3, state="open"), 3),
     ],
 )
-def test_open_number(known: dict[str, Any] | None, number: int | None) -> None:
+def test_open_number(known: TaskIssue | None, number: int | None) -> None:
     assert open_number(known) == number

@@ -6,19 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gidgethub import GitHubException
 
-from bot.disagreement.lifecycle import issue_key, open_number, task_key
+from bot.disagreement.lifecycle import TaskIssue, issue_key, links_for, task_key
 from bot.disagreement.sync import (
     BY_ISSUE,
     BY_TASK,
     IssueChange,
     KnownIssue,
     change_for_issue,
+    known_issue,
+    open_once,
     remember_issue,
     tasks_known,
 )
+from bot.github.client import GitHubApp
+from bot.github.gateway import RepoGateway
 from bot.judging.target import Target
 from bot.storage.base import Storage
+from tests.support.fakes.github_server import FakeGitHub
+from tests.support.flow_helpers import REPO
 
 SHA = "a" * 40
 PULL = Target("Octo/Repo", 1, SHA, "main", "Octo/Repo#7", "t", pull_number=7)
@@ -44,20 +51,23 @@ async def test_what_sync_remembers_reads_back_typed(storage: Storage) -> None:
 
 
 @pytest.mark.parametrize(
-    "row",
+    ("row", "number", "last_sha"),
     [
-        {"number": 12, "state": "open", "last_sha": SHA},
-        {"number": 12, "state": "closed"},
-        {"number": 0, "state": "open"},
-        {"state": "opening", "owner": "delivery-1"},
-        {"number": "12", "state": "open", "last_sha": 5},
-        {},
+        ({"number": 12, "state": "open", "last_sha": SHA}, 12, SHA),
+        ({"number": 12, "state": "closed"}, None, None),
+        ({"number": 0, "state": "open"}, None, None),
+        ({"state": "opening", "owner": "delivery-1"}, None, None),
+        ({"number": "12", "state": "open", "last_sha": 5}, 12, None),
+        ({}, None, None),
     ],
 )
-def test_a_known_issue_is_open_as_lifecycle_says(row: dict[str, Any]) -> None:
-    known = KnownIssue.of("octo/repo|octo/repo#7", row)
-    assert known.open_number == open_number(row)
-    assert known.last_sha == (row["last_sha"] if isinstance(row.get("last_sha"), str) else None)
+async def test_a_known_issue_is_open_as_lifecycle_says(
+    storage: Storage, row: dict[str, Any], number: int | None, last_sha: str | None
+) -> None:
+    """Each shape a `disagreement-by-task` row has had reads as the open number
+    `lifecycle.open_number` gives its typed value."""
+    await storage.kv_put(BY_TASK, "octo/repo|octo/repo#7", row)
+    assert await tasks_known(storage) == [KnownIssue("octo/repo|octo/repo#7", number, last_sha)]
 
 
 async def test_rows_of_another_shape_read_as_before(storage: Storage) -> None:
@@ -67,3 +77,34 @@ async def test_rows_of_another_shape_read_as_before(storage: Storage) -> None:
     await storage.kv_put(BY_ISSUE, issue_key("octo/repo", 5), {"head_sha": SHA, "pull_number": "7"})
     assert await tasks_known(storage) == [KnownIssue("octo/repo|x", 12, None)]
     assert await change_for_issue(storage, "octo/repo", 5) == IssueChange("", SHA, None)
+
+
+async def test_rows_written_keep_their_json(
+    storage: Storage, fake_github: FakeGitHub, github_app: GitHubApp
+) -> None:
+    """The claim while an issue is being opened, then the task's and the issue's rows,
+    in the JSON running installations hold; a claim another delivery holds is read."""
+    gateway = RepoGateway(await github_app.installation_client(1), REPO)
+    target = Target(REPO, 1, SHA, "main", f"{REPO}#7", "t", pull_number=7)
+    links = links_for(target, "")
+    fake_github.inject("issues/create", status=422)
+    with pytest.raises(GitHubException):
+        await open_once(gateway, storage, target, [], links, "delivery-1")
+    by_task = task_key(REPO, target.task)
+    assert await storage.kv_get(BY_TASK, by_task) == {"state": "opening", "owner": "delivery-1"}
+    assert await open_once(gateway, storage, target, [], links, "delivery-2") is None
+
+    number = await open_once(gateway, storage, target, [], links, "delivery-1")
+    assert number is not None
+    assert await storage.kv_get(BY_TASK, by_task) == {
+        "number": number,
+        "state": "open",
+        "last_sha": SHA,
+    }
+    assert await storage.kv_get(BY_ISSUE, issue_key(REPO, number)) == {
+        "task": target.task,
+        "head_sha": SHA,
+        "pull_number": 7,
+    }
+    known = await known_issue(gateway, storage, REPO, target.task, search=False)
+    assert known == TaskIssue(number=number, state="open", last_sha=SHA)

@@ -6,7 +6,7 @@ import pytest
 
 from bot.evaluation.metrics import (
     Failed,
-    Judged,
+    JudgedExample,
     RoundOutcome,
     agreement,
     agrees,
@@ -105,9 +105,9 @@ def judged(
     rounds: tuple[RoundOutcome, ...] = (),
     calls: tuple[CallFact, ...] = (),
     **extra: object,
-) -> Judged:
+) -> JudgedExample:
     label = {A: "GO", U: "UNDETERMINED"}.get(decision, "NO-GO")
-    return Judged(
+    return JudgedExample(
         name="x",
         expected=expected,
         decision=decision,

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from bot.evaluation.dataset import LabelledExample, parse_dataset
-from bot.evaluation.metrics import Failed, Judged
+from bot.evaluation.metrics import Failed, JudgedExample
 from bot.evaluation.runner import Runner, other_order, request_for
 from bot.judge.engine import JudgeEngine, JudgeRequest
 from bot.judge.records import Verdict, VerdictRecord
@@ -203,7 +203,7 @@ async def test_one_change_that_raises_is_recorded_and_the_run_goes_on(
         got = await Runner(breaks.judge, concurrency=3).run(items)
     assert [j.name for j in got] == ["c0", "c1", "c2"]
     first, failed, last = got
-    assert isinstance(first, Judged) and isinstance(last, Judged)
+    assert isinstance(first, JudgedExample) and isinstance(last, JudgedExample)
     assert isinstance(failed, Failed) and failed.expected is Verdict.ACCEPT
     assert failed.error.startswith("RuntimeError: bug while judging")
     assert secret not in failed.error

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.evaluation.metrics import Failed, Judged, RoundOutcome, evaluate
+from bot.evaluation.metrics import Failed, JudgedExample, RoundOutcome, evaluate
 from bot.evaluation.view import Check, checks, evaluation_json, render_evaluation
 from bot.judge.records import Verdict
 from bot.reports.facts import CallFact
@@ -40,8 +40,8 @@ def test_an_empty_evaluation_renders_without_its_tables() -> None:
     assert [c.ok for c in checks(report, LIMITS)] == [None, None, None, None]
 
 
-def judged(expected: Verdict, decision: Verdict, ms: float) -> Judged:
-    return Judged(
+def judged(expected: Verdict, decision: Verdict, ms: float) -> JudgedExample:
+    return JudgedExample(
         name="x",
         expected=expected,
         decision=decision,
@@ -79,7 +79,7 @@ def test_figures_against_their_limits() -> None:
 
 
 def test_failed_changes_and_undetermined_swaps_are_reported() -> None:
-    undetermined = Judged(
+    undetermined = JudgedExample(
         name="x",
         expected=Verdict.ACCEPT,
         decision=Verdict.ACCEPT,

@@ -20,7 +20,10 @@ from bot.intake.dispatch import (
     Context,
     Dispatcher,
     HandlerFailures,
+    forget_handled,
     has_handlers,
+    mark_handled,
+    was_handled,
 )
 from bot.routing import build_router
 from bot.storage.base import DeliveryStatus, Storage
@@ -258,3 +261,15 @@ async def test_after_a_failure_the_handlers_that_succeed_are_remembered_for_the_
     assert memo_store.writes == [("delete", memo("m-3", "a")), ("delete", memo("m-3", "c"))]
     assert await memos_of(memo_store, "m-3", "a", "b", "c") == []
     assert await memos_of(memo_store, "m-3:other", "a") == ["a"]
+
+
+async def test_memos_keep_the_rows_shape(storage: Storage) -> None:
+    """A memo says when its handler was done, as installations hold them; one written by an
+    earlier version counts as done."""
+    at = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+    await mark_handled(storage, "d:h", at)
+    assert await storage.kv_get(HANDLED_NAMESPACE, "d:h") == {"at": "2026-01-05T12:00:00+00:00"}
+    await storage.kv_put(HANDLED_NAMESPACE, "d:old", {"at": "then"})
+    assert await was_handled(storage, "d:h") and await was_handled(storage, "d:old")
+    await forget_handled(storage, "d:h")
+    assert not await was_handled(storage, "d:h")

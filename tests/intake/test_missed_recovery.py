@@ -137,6 +137,27 @@ async def test_a_delivered_redelivery_drops_the_claims(
         assert await storage.kv_get(CLAIMS_NAMESPACE, f"down:{n}") is None
 
 
+async def test_claims_keep_the_rows_shape(
+    fake_github: FakeGitHub, github_app: GitHubApp, storage: Storage
+) -> None:
+    """A claim row says when and which log entry was asked for, as installations hold them;
+    one written by an earlier version keeps the event from being asked for again."""
+    hooks = fake_github.hooks
+    down = hooks.add_attempt("down", status_code=0, delivered_at=ago(2))
+    hooks.add_attempt("claimed", status_code=0, delivered_at=ago(2))
+    at = now()
+    earlier = {"requested_at": ago(1).isoformat(), "attempt_id": 1}
+    await storage.kv_put(CLAIMS_NAMESPACE, "claimed:0", earlier)
+
+    report = await recover_once(github_app, storage, Metrics(), at, POLICY)
+
+    assert report.requested == ["down"]
+    assert await storage.kv_get(CLAIMS_NAMESPACE, "down:0") == {
+        "requested_at": at.isoformat(),
+        "attempt_id": down.id,
+    }
+
+
 async def test_a_pass_is_capped(
     fake_github: FakeGitHub, github_app: GitHubApp, storage: Storage
 ) -> None:

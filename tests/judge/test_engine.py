@@ -675,6 +675,26 @@ async def test_cache_hit_makes_no_request(
     assert len(await sqlite_storage.list_verdicts()) == 2
 
 
+async def test_cache_entries_keep_their_json(
+    fake_llm: FakeOpenAIServer,
+    engine_for: Callable[..., JudgeEngine],
+    sqlite_storage: SqliteStorage,
+) -> None:
+    """An entry is `{"record": <the record's JSON>}`, as running installations hold it;
+    one of another shape, or one the schema no longer reads, is a miss."""
+    fake_llm.default = Reply.json(ACCEPT)
+    engine = engine_for(make_config(fake_llm))
+    first = await engine.judge(make_request())
+    [(key, entry)] = await sqlite_storage.kv_list("verdict-cache")
+    assert entry == {"record": first.model_dump(mode="json")}
+    for other in ({}, {"record": "x"}, {"record": {"verdict": "maybe"}}):
+        await sqlite_storage.kv_put("verdict-cache", key, other)
+        assert (await engine.judge(make_request())).calls
+    await sqlite_storage.kv_put("verdict-cache", key, entry)
+    assert (await engine.judge(make_request())).calls == []
+    assert len(fake_llm.requests) == 4
+
+
 async def test_cache_misses_on_changed_content_and_bypass(
     fake_llm: FakeOpenAIServer, engine_for: Callable[..., JudgeEngine]
 ) -> None:

@@ -38,7 +38,7 @@ from bot.judging.judge_requests import (
     JudgeInputs,
     fitted_window_budget,
     judge_requests,
-    split_request,
+    plan_request,
     window_budget,
 )
 from bot.judging.repo_config import RepoConfig
@@ -374,8 +374,8 @@ async def test_one_request_split_for_the_context_is_read_whole_part_by_part(
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     budget = fitted_window_budget(settings, await engine.tier_contexts())
     small = request(900)
-    assert split_request(small, budget) == [small]
-    parts = split_request(request(26000), budget)
+    assert [planned.request for planned in plan_request(small, budget)] == [small]
+    parts = [planned.request for planned in plan_request(request(26000), budget)]
     assert len(parts) > 2
     for part in parts:
         assert part.task.directives[0].startswith("This request holds lines ")

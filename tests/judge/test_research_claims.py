@@ -10,8 +10,8 @@ import pytest
 from bot.judge.checks.research_claims import (
     CitedSource,
     Claim,
-    Confidence,
     ResearchReport,
+    StatedConfidence,
     _label,
     claim_shortfalls,
     domain_of,
@@ -262,14 +262,14 @@ def test_stance_starts_supporting_for_every_claim() -> None:
 def test_read_confidence(value: str, percent: float | None) -> None:
     """Percent with or without `%`; a decimal up to 1 is a fraction; anything else is
     unreadable rather than guessed."""
-    assert read_confidence(3, value) == Confidence(3, percent)
+    assert read_confidence(3, value) == StatedConfidence(3, percent)
 
 
 def test_confidence_belongs_to_the_report_or_to_its_claim() -> None:
     text = "**Confidence:** 75%\n\n## Claim: x\n- Confidence: 0.6\n\n## Summary\nConfidence: 90\n"
     report = read_research(text)
-    assert report.confidence == (Confidence(1, 75.0), Confidence(7, 90.0))
-    assert report.claims[0].confidence == (Confidence(4, 60.0),)
+    assert report.confidence == (StatedConfidence(1, 75.0), StatedConfidence(7, 90.0))
+    assert report.claims[0].confidence == (StatedConfidence(4, 60.0),)
 
 
 # ---- shortfalls ----------------------------------------------------------------------
@@ -332,7 +332,7 @@ def test_claim_shortfalls(
 
 def report(verifiable: int, unverifiable: int, confidence: float | None = 80.0) -> ResearchReport:
     claims = [claim(A, B, C)] * verifiable + [claim()] * unverifiable
-    stated = () if confidence is None else (Confidence(1, confidence),)
+    stated = () if confidence is None else (StatedConfidence(1, confidence),)
     return ResearchReport(tuple(claims), stated)
 
 
@@ -392,7 +392,7 @@ def test_report_confidence(
     stated: tuple[float | None, ...], minimum: int, expected: list[str]
 ) -> None:
     base = report(1, 0)
-    with_confidence = ResearchReport(base.claims, tuple(Confidence(1, p) for p in stated))
+    with_confidence = ResearchReport(base.claims, tuple(StatedConfidence(1, p) for p in stated))
     found = report_shortfalls(with_confidence, ResearchRules(min_confidence=minimum))
     assert [s.kind for s in found] == expected
 

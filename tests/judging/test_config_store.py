@@ -111,6 +111,68 @@ async def test_entry_cached_before_errors_were_is_parsed_again(storage: Storage)
     assert gateway.fetches == 0
 
 
+# -- the cache's rows, as installations already hold them ---------------------------------
+
+VALID_ROW = {"fetched_at": NOW.isoformat(), "blob_sha": "blob1", "text": "mode: blocking\n"}
+INVALID_ROW = {
+    "fetched_at": NOW.isoformat(),
+    "blob_sha": "blob1",
+    "text": "mode: x\nk: 1\n",
+    "issues": [
+        {"line": 1, "column": 7, "key": "mode", "message": "not a mode"},
+        {"line": 2, "column": 1, "key": None, "message": "bad syntax"},
+    ],
+    "problems": 3,
+}
+
+
+async def test_a_fetch_is_cached_in_the_rows_shape(storage: Storage) -> None:
+    """Rows outlive the code that wrote them: a valid file's keeps three keys, an invalid
+    one's adds its issues and their count."""
+    await load(FakeGateway("mode: blocking\n"), storage)
+    assert await storage.kv_get(CONFIG_NAMESPACE, "octo/hello") == VALID_ROW
+    await forget_repo_config(storage, "octo/hello")
+    with pytest.raises(RepoConfigError) as info:
+        await load(FakeGateway("mode: x\n"), storage)
+    issue = {"line": 1, "column": 7, "key": "mode", "message": info.value.message}
+    assert await storage.kv_get(CONFIG_NAMESPACE, "octo/hello") == {
+        "fetched_at": NOW.isoformat(),
+        "blob_sha": "blob1",
+        "text": "mode: x\n",
+        "issues": [issue],
+        "problems": 1,
+    }
+    absent = FakeGateway(None)
+    await forget_repo_config(storage, "octo/hello")
+    await load(absent, storage)
+    expected = {"fetched_at": NOW.isoformat(), "blob_sha": None, "text": None}
+    assert await storage.kv_get(CONFIG_NAMESPACE, "octo/hello") == expected
+
+
+async def test_rows_in_the_stored_shape_are_read_without_a_fetch(storage: Storage) -> None:
+    gateway = FakeGateway("mode: advisory\n")
+    await storage.kv_put(CONFIG_NAMESPACE, "octo/hello", VALID_ROW)
+    assert (await load(gateway, storage)).mode == "blocking"
+    await storage.kv_put(CONFIG_NAMESPACE, "octo/hello", INVALID_ROW)
+    with pytest.raises(RepoConfigError) as info:
+        await load(gateway, storage)
+    assert gateway.fetches == 0
+    assert [(i.line, i.column, i.key, i.message) for i in info.value.issues] == [
+        (1, 7, "mode", "not a mode"),
+        (2, 1, None, "bad syntax"),
+    ]
+    assert str(info.value).endswith("(and 2 more problems)")
+
+
+async def test_a_stale_row_is_fetched_again_however_it_is_broken(storage: Storage) -> None:
+    """Past its time only `fetched_at` is read: the row is about to be replaced."""
+    broken = {"fetched_at": (NOW - CONFIG_TTL).isoformat(), "issues": [{"line": "?"}]}
+    await storage.kv_put(CONFIG_NAMESPACE, "octo/hello", broken)
+    gateway = FakeGateway("mode: blocking\n")
+    assert (await load(gateway, storage)).mode == "blocking"
+    assert gateway.fetches == 1
+
+
 # -- off the event loop, parsed once per fetch -------------------------------------------
 
 

@@ -14,7 +14,7 @@ from bot.judging.config_file import parse_repo_config
 from bot.judging.rules import (
     ClaimAction,
     FinishEarly,
-    Judge,
+    JudgeFiles,
     bypass_of,
     claim_action,
     gate,
@@ -314,7 +314,7 @@ def test_authors_counts_vouched_accounts_and_commit_lines_only_add(
     pushed = target(commits=(head,), changed=changed, **vouched)
     assert judges_authors(config, pushed) is judged
     assert push_needs_no_run(config, pushed) is not judged
-    assert isinstance(gate(config, pushed, Mode.BLOCKING), Judge) is judged
+    assert isinstance(gate(config, pushed, Mode.BLOCKING), JudgeFiles) is judged
 
 
 def test_every_skip_is_honoured_in_advisory_mode_without_a_grant() -> None:

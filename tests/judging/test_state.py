@@ -94,3 +94,15 @@ async def test_one_delivery_takes_each_wait_for_ci(storage: Storage) -> None:
     assert await claim_ci_rerun(storage, key, waiting, "run-a")
     again = waiting.model_copy(update={"completed_by": "run-a"})
     assert await claim_ci_rerun(storage, key, again, "suite-b")
+
+
+async def test_a_wait_for_ci_is_taken_in_the_rows_shape(storage: Storage) -> None:
+    """The row names the delivery that took the wait, as installations already hold it."""
+    key = state_key("octo/repo", HEAD)
+    waiting = ShaState(completed_by="skip-1")
+    assert await claim_ci_rerun(storage, key, waiting, "run-a")
+    assert await storage.kv_get("judged-sha-ci-rerun", f"{key}#skip-1") == {"owner": "run-a"}
+    await storage.kv_put("judged-sha-ci-rerun", f"{key}#skip-2", {"owner": "suite-b"})
+    later = ShaState(completed_by="skip-2")
+    assert await claim_ci_rerun(storage, key, later, "suite-b")
+    assert not await claim_ci_rerun(storage, key, later, "run-a")

@@ -133,7 +133,7 @@ def test_the_simulation_refuses_a_planner_that_lands_an_untested_tree(
     def hasty(state: batching.QueueState) -> tuple[batching.Move, ...]:
         moves = batching.plan(state)
         front = state.batches[0] if state.batches else None
-        if front is not None and front.check is batching.Result.PENDING:
+        if front is not None and front.check is batching.BatchResult.PENDING:
             return (batching.Land(front.id, front.members, front.tip),)
         return moves
 

@@ -11,16 +11,18 @@ import pytest
 from gidgethub import BadGraphQLRequest
 
 from bot.github.client import GitHubApp
-from bot.merging.github_calls import Answer
+from bot.merging.github_calls import Answer, MergeCalls
 from bot.merging.github_handover import (
     GROUP_KEPT,
     GROUPS_NAMESPACE,
     HANDED_NAMESPACE,
     LEFT_KEPT,
     RULES_FRESH,
+    BranchRules,
     HandedOver,
     HandoverState,
     cached_rules,
+    forget_rules,
     groups_holding,
     has_merge_queue,
     leaves,
@@ -30,6 +32,7 @@ from bot.merging.github_handover import (
     prune,
     remember_group,
     requires_queue,
+    uses_github_queue,
 )
 from bot.merging.github_queue import (
     Mutation,
@@ -252,14 +255,14 @@ def test_answers_read_leniently() -> None:
 def test_rules_and_the_405() -> None:
     assert has_merge_queue([{"type": "pull_request"}, {"type": "merge_queue"}])
     assert not has_merge_queue([{"type": "pull_request"}])
-    fresh = {"merge_queue": True, "checked_at": NOW.isoformat()}
+    fresh = BranchRules.of({"merge_queue": True, "checked_at": NOW.isoformat()})
     assert cached_rules(fresh, NOW + timedelta(minutes=1)) is True
-    assert cached_rules({**fresh, "merge_queue": False}, NOW) is False
+    assert cached_rules(BranchRules(False, NOW), NOW) is False
     assert cached_rules(fresh, NOW + RULES_FRESH) is None
     assert cached_rules(fresh, NOW - timedelta(seconds=1)) is None  # a clock that went back
     assert cached_rules(None, NOW) is None
-    assert cached_rules({"merge_queue": True}, NOW) is None
-    assert cached_rules({"checked_at": "yesterday"}, NOW) is None
+    assert BranchRules.of({"merge_queue": True}) is None
+    assert BranchRules.of({"checked_at": "yesterday"}) is None
     assert requires_queue(Answer(405, "Changes must be made through the merge queue"))
     assert not requires_queue(Answer(405, "Pull Request is not mergeable"))
     assert not requires_queue(Answer(409, "merge queue"))
@@ -327,3 +330,35 @@ async def test_prune_forgets_old_departures_and_stale_groups(storage: Storage) -
     assert left == {("octo/hello", 1), ("octo/hello", 3), ("octo/other", 5)}
     assert await groups_holding(storage, "octo/hello", 1, "a" * 40) == []
     assert await groups_holding(storage, "octo/hello", 3, "a" * 40) == ["2" * 40]
+
+
+async def test_rules_and_group_rows_keep_their_json(
+    storage: Storage, fake_github: FakeGitHub, github_app: GitHubApp
+) -> None:
+    """Rows as running installations hold them (`branch-rules`, `github-merge-groups`)
+    are read, and rows written now have the same keys and values."""
+    calls = MergeCalls(await github_app.installation_client(1), REPO)
+    today = {"merge_queue": True, "checked_at": NOW.isoformat()}
+    await storage.kv_put("branch-rules", f"{REPO.lower()}:main", today)
+    assert await uses_github_queue(storage, calls, "main", NOW + timedelta(minutes=1))
+    assert fake_github.count("repos/get-branch-rules") == 0
+    await forget_rules(storage, REPO, "main", NOW)
+    assert await storage.kv_get("branch-rules", f"{REPO.lower()}:main") == {
+        "merge_queue": False,
+        "checked_at": NOW.isoformat(),
+    }
+
+    group = {"head_sha": "1" * 40, "members": [[3, "a" * 40], [4, "b" * 40]], "at": NOW.isoformat()}
+    await storage.kv_put(GROUPS_NAMESPACE, f"octo/hello@{'1' * 40}", group)
+    assert await groups_holding(storage, "Octo/Hello", 4, "b" * 40) == ["1" * 40]
+    assert await groups_holding(storage, "octo/hello", 4, "a" * 40) == []
+    await remember_group(storage, "octo/hello", "2" * 40, [(3, "a" * 40), (4, "b" * 40)], NOW)
+    assert await storage.kv_get(GROUPS_NAMESPACE, f"octo/hello@{'2' * 40}") == {
+        **group,
+        "head_sha": "2" * 40,
+    }
+    # Members of another shape never hold a pull request; the row is kept until it is old.
+    odd = {"head_sha": "3" * 40, "members": [[3], "x", [3, 4]], "at": NOW.isoformat()}
+    await storage.kv_put(GROUPS_NAMESPACE, f"octo/hello@{'3' * 40}", odd)
+    assert await groups_holding(storage, "octo/hello", 3, "a" * 40) == ["1" * 40, "2" * 40]
+    assert await prune(storage, "octo/hello", NOW) == 0

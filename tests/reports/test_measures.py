@@ -9,6 +9,7 @@ from bot.judge.records import Verdict
 from bot.reports.facts import CallFact
 from bot.reports.measures import (
     Availability,
+    Mistakes,
     Rate,
     Spend,
     false_negative,
@@ -74,6 +75,21 @@ def test_rate() -> None:
     assert Rate(1, 4).plus(True) == Rate(2, 5)
     assert Rate(1, 4).plus(False) == Rate(1, 5)
     assert Rate(1, 4).plus(True, considered=False) == Rate(1, 4)
+    assert Rate(1, 4).plus(True, times=3) == Rate(4, 7)
+    assert Rate(1, 4).plus(False, times=3) == Rate(1, 7)
+    assert Rate(1, 4).plus(True, considered=False, times=3) == Rate(1, 4)
+    assert Rate(1, 4) + Rate(2, 3) == Rate(3, 7)
+
+
+def test_mistakes_count_both_rules_at_once() -> None:
+    """The false-positive and false-negative rates of verdicts against the right ones,
+    each verdict counted `times` and by the rules above; tallies add up."""
+    tally = Mistakes()
+    for judged, human, times in ((A, R, 2), (A, None, 1), (R, A, 3), (IM, None, 1), (U, A, 5)):
+        tally = tally.plus(judged, human, times)
+    assert tally == Mistakes(false_positives=Rate(3, 4), false_negatives=Rate(2, 3))
+    assert tally + Mistakes(Rate(1, 1), Rate(0, 2)) == Mistakes(Rate(4, 5), Rate(2, 5))
+    assert Mistakes().plus(None, A) == Mistakes()
 
 
 def call(tokens: int = 100, attempts: int = 1, ok: bool = True) -> CallFact:

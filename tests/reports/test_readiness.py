@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from bot.reports.facts import Window
+from bot.reports.facts import ReportWindow
 from bot.reports.kpis import Figures
 from bot.reports.measures import Rate
 from bot.reports.readiness import days_covered, readiness
 from bot.reports.thresholds import CalibrationThresholds
 from tests.reports.seeded import NOW
 
-WINDOW = Window(since=NOW - timedelta(days=14), until=NOW, days=14)
+WINDOW = ReportWindow(since=NOW - timedelta(days=14), until=NOW, days=14)
 PASSING = Figures(
     scope="overall",
     judgments=100,
@@ -84,7 +84,7 @@ def test_messages_say_by_how_much() -> None:
 
 
 def test_a_short_window_is_never_enough() -> None:
-    week = Window(since=NOW - timedelta(days=7), until=NOW, days=7)
+    week = ReportWindow(since=NOW - timedelta(days=7), until=NOW, days=7)
     (reason,) = readiness(PASSING, CalibrationThresholds(), week).reasons
     assert (reason.kpi, reason.value, reason.gap) == ("window_days", 7, 7)
     assert "--days 14" in reason.message

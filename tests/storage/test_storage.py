@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -97,7 +99,6 @@ async def test_reopen_keeps_data_and_migrations_are_idempotent(
     first = await storage_backend.opened()
     assert await first.record_delivery(new_delivery(1))
     await first.upsert_installation(installation())
-    await first.update_installation_repositories(7, ["octo/a"], [])
     seq = await first.append_verdict(
         task_id="t",
         repository=None,
@@ -117,7 +118,6 @@ async def test_reopen_keeps_data_and_migrations_are_idempotent(
         assert delivery is not None
         assert delivery.body == new_delivery(1).body
         assert await store.get_installation(7) == installation()
-        assert await store.list_installation_repositories(7) == ["octo/a"]
         assert [v.seq for v in await store.list_verdicts()] == [seq]
         assert await store.kv_get("ns", "k") == {"v": 1}
         assert await store.usage_since("scope", T0) == 3
@@ -534,8 +534,8 @@ async def test_list_deliveries_newest_first_with_filter_and_limit(storage: Stora
 # -- installations -------------------------------------------------------------
 
 
-async def test_installation_upsert_get_list_delete(storage: Storage) -> None:
-    """Upsert inserts then replaces every field; delete removes it and its repositories."""
+async def test_installation_upsert_get_delete(storage: Storage) -> None:
+    """Upsert inserts then replaces every field; delete removes it and only it."""
     assert await storage.get_installation(7) is None
     await storage.upsert_installation(installation(7))
     await storage.upsert_installation(installation(3, account="other", account_type="User"))
@@ -550,33 +550,39 @@ async def test_installation_upsert_get_list_delete(storage: Storage) -> None:
     await storage.upsert_installation(changed)
     await storage.upsert_installation(changed)
     assert await storage.get_installation(7) == changed
-    assert [i.installation_id for i in await storage.list_installations()] == [3, 7]
 
-    await storage.update_installation_repositories(7, ["octo/a", "octo/b"], [])
-    await storage.update_installation_repositories(3, ["other/x"], [])
     await storage.delete_installation(7)
     await storage.delete_installation(7)
     assert await storage.get_installation(7) is None
-    assert await storage.list_installation_repositories(7) == []
-    assert await storage.list_installation_repositories(3) == ["other/x"]
-    assert await storage.list_installations() == [
-        installation(3, account="other", account_type="User")
-    ]
+    assert await storage.get_installation(3) == installation(
+        3, account="other", account_type="User"
+    )
 
 
-async def test_installation_repositories_add_remove_idempotent(storage: Storage) -> None:
-    """Adding a known repository or removing an unknown one is a no-op; names come sorted."""
-    await storage.upsert_installation(installation(7))
-    await storage.update_installation_repositories(7, ["octo/b", "octo/a", "Octo/C"], [])
-    await storage.update_installation_repositories(7, ["octo/a"], ["octo/never"])
-    assert await storage.list_installation_repositories(7) == ["Octo/C", "octo/a", "octo/b"]
-    await storage.update_installation_repositories(7, [], ["octo/a"])
-    await storage.update_installation_repositories(7, [], ["octo/a"])
-    assert await storage.list_installation_repositories(7) == ["Octo/C", "octo/b"]
-    await storage.update_installation_repositories(7, ["octo/d"], ["octo/d"])
-    assert await storage.list_installation_repositories(7) == ["Octo/C", "octo/b"]
-    await storage.update_installation_repositories(7, [], [])
-    assert await storage.list_installation_repositories(8) == []
+async def test_deleting_an_installation_forgets_the_repositories_older_versions_kept(
+    tmp_path: Path,
+) -> None:
+    """Rows an earlier version wrote to `installation_repositories` (which this one neither
+    writes nor reads) go with their installation, and only with theirs."""
+    path = tmp_path / "older.sqlite3"
+    store = SqliteStorage(str(path))
+    await store.open()
+    await store.upsert_installation(installation(7))
+    await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.executemany(
+            "INSERT INTO installation_repositories (installation_id, full_name) VALUES (?, ?)",
+            [(7, "octo/a"), (3, "other/x")],
+        )
+    store = SqliteStorage(str(path))
+    await store.open()
+    try:
+        await store.delete_installation(7)
+    finally:
+        await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT installation_id, full_name FROM installation_repositories")
+        assert rows.fetchall() == [(3, "other/x")]
 
 
 # -- verdicts ------------------------------------------------------------------

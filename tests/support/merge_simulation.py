@@ -35,9 +35,10 @@ from dataclasses import dataclass, field, replace
 
 from bot.merging.batching import (
     Batch,
+    BatchResult,
     Discard,
     Evict,
-    Failure,
+    FailedCheck,
     Form,
     Land,
     LandWay,
@@ -45,7 +46,6 @@ from bot.merging.batching import (
     Priority,
     QueuedPull,
     QueueState,
-    Result,
     apply,
     plan,
 )
@@ -191,9 +191,11 @@ def _checked(sim: _Sim, batch: Batch) -> Batch:
     broken = sim.broken[batch.tip]
     if broken is None:
         sim.green.add(tree)
-        return replace(batch, check=Result.PASSED)
+        return replace(batch, check=BatchResult.PASSED)
     cited = frozenset({broken}) if sim.scenario.cited else frozenset()
-    return replace(batch, check=Result.FAILED, failure=Failure("ci / test", "run 1", cited))
+    return replace(
+        batch, check=BatchResult.FAILED, failure=FailedCheck("ci / test", "run 1", cited)
+    )
 
 
 def _refresh(state: QueueState, sim: _Sim) -> QueueState:
@@ -246,18 +248,18 @@ def _build(sim: _Sim, move: Form, below: str) -> Batch:
     figures.splits += move.split_from is not None
     figures.ci_runs += 1
     figures.api_calls += 2 + len(move.members)
-    review = Result.PASSED
+    review = BatchResult.PASSED
     if move.review_files:
         content = _review_content(sim, below, move)
         figures.model_calls += content not in sim.reviewed
         sim.reviewed.add(content)
         if scenario.rejected & set(move.members):
-            review = Result.FAILED
+            review = BatchResult.FAILED
     failure = None
-    if review is Result.PASSED:
+    if review is BatchResult.PASSED:
         sim.accepted.add(tree)
     else:
-        failure = Failure("judge", "the combination", move.review_files)
+        failure = FailedCheck("judge", "the combination", move.review_files)
     return Batch(batch_id, move.members, below, tip, review=review, failure=failure)
 
 

@@ -113,7 +113,7 @@ class CitedSource:
 
 
 @dataclass(frozen=True)
-class Confidence:
+class StatedConfidence:
     line: int
     percent: float | None
     """None when the value after `Confidence:` is not a number from 0 to 100%."""
@@ -123,7 +123,7 @@ class Confidence:
 class Claim:
     line: int
     sources: tuple[CitedSource, ...] = ()
-    confidence: tuple[Confidence, ...] = ()
+    confidence: tuple[StatedConfidence, ...] = ()
 
     @property
     def domains(self) -> list[str]:
@@ -137,7 +137,7 @@ class Claim:
 @dataclass(frozen=True)
 class ResearchReport:
     claims: tuple[Claim, ...]
-    confidence: tuple[Confidence, ...]
+    confidence: tuple[StatedConfidence, ...]
     """The report's own confidence lines (those outside every claim)."""
 
 
@@ -155,15 +155,15 @@ def _label(line: str) -> tuple[int | None, str]:
     return None, _EMPHASIS.sub("", text).strip()
 
 
-def read_confidence(line: int, value: str) -> Confidence:
+def read_confidence(line: int, value: str) -> StatedConfidence:
     """`80%` and `80` are percent; `0.8` (a decimal point, at most 1) is a fraction."""
     match = _CONFIDENCE_VALUE.match(value.strip())
     if match is None:
-        return Confidence(line, None)
+        return StatedConfidence(line, None)
     number = Decimal(match.group(1))
     if not match.group(2) and "." in match.group(1) and number <= 1:
         number *= 100
-    return Confidence(line, float(number) if number <= 100 else None)
+    return StatedConfidence(line, float(number) if number <= 100 else None)
 
 
 def domain_of(url: str) -> str | None:
@@ -220,7 +220,7 @@ class _OpenClaim:
     level: int
     counter: bool = False
     sources: dict[str, CitedSource] = field(default_factory=dict)
-    confidence: list[Confidence] = field(default_factory=list)
+    confidence: list[StatedConfidence] = field(default_factory=list)
 
     def close(self) -> Claim:
         return Claim(self.line, tuple(self.sources.values()), tuple(self.confidence))
@@ -234,7 +234,7 @@ class _OpenClaim:
 @dataclass
 class _Scan:
     claims: list[Claim] = field(default_factory=list)
-    confidence: list[Confidence] = field(default_factory=list)
+    confidence: list[StatedConfidence] = field(default_factory=list)
     current: _OpenClaim | None = None
 
     def end_claim(self) -> None:
@@ -336,7 +336,7 @@ def claim_shortfalls(claim: Claim, rules: ResearchRules) -> list[Shortfall]:
 
 
 def _confidence_shortfall(
-    stated: Confidence, rules: ResearchRules, kind: str, whose: str
+    stated: StatedConfidence, rules: ResearchRules, kind: str, whose: str
 ) -> Shortfall | None:
     if stated.percent is None:
         return Shortfall(

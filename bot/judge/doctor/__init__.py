@@ -18,8 +18,8 @@ the `JudgeSettings` and passes an httpx client in.
 
 from bot.judge.doctor.report import (
     DoctorReport,
-    Outcome,
+    ProbeOutcome,
     SeatProbe,
 )
 
-__all__ = ["DoctorReport", "Outcome", "SeatProbe"]
+__all__ = ["DoctorReport", "ProbeOutcome", "SeatProbe"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -21,10 +21,10 @@ from bot.judge.doctor.probe import probe_config
 from bot.judge.doctor.report import DoctorReport
 from bot.judge.providers import StructuredOutputMemory
 from bot.judge.settings import JudgeSettings
+from bot.lifetime import CleanupContext, every, running
 
 logger = logging.getLogger(__name__)
 
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 NOT_CONFIGURED = "no judge tier is configured"
 OFF = (
@@ -71,15 +71,16 @@ async def probe_forever(
     what each endpoint accepted for the whole run, as the engine keeps one. Provider
     failures are the report's; anything else raised is logged and the loop goes on."""
     memory = StructuredOutputMemory()
-    while not stop.is_set():
+
+    async def probe() -> None:
         try:
             board.replace(await probe_config(config, client, memory=memory))
         except Exception:
             # A bug here must not end the probing for the server's life: the board keeps
             # the last report (its time says how old it is) and the next round tries again.
             logger.exception("judge probe failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=interval)
+
+    await every(interval, stop, probe)
 
 
 def probe_ctx(
@@ -97,12 +98,7 @@ def probe_ctx(
             http = client
             if http is None:
                 http = await stack.enter_async_context(httpx.AsyncClient())
-            stop = asyncio.Event()
-            task = asyncio.create_task(probe_forever(board, config, http, stop, interval))
-            yield
-            stop.set()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            async with running(lambda stop: probe_forever(board, config, http, stop, interval)):
+                yield
 
     return probing

@@ -15,7 +15,7 @@ Each configured tier is probed, then each alternate model that is not already a 
 (under the first tier's limits, as a stand-in there would run), one after another so
 that a local server's latency is its own and not a queue's. One call each, no retry: the
 engine's retry is for a model that stumbled once, and the doctor reports the first try.
-Nothing here raises for a provider's failure: it becomes the seat's `Outcome`.
+Nothing here raises for a provider's failure: it becomes the seat's `ProbeOutcome`.
 
 The context size is asked of the endpoint before the call
 (`server_facts.discover_context_tokens`: the tier's setting, llama.cpp's `/props`, the
@@ -37,7 +37,7 @@ from bot.judge.doctor.report import (
     ALTERNATE,
     ContextSize,
     DoctorReport,
-    Outcome,
+    ProbeOutcome,
     SeatProbe,
     cut_off,
     failure_of,
@@ -148,7 +148,7 @@ async def probe_seat(
         model=endpoint.model,
         provider=endpoint.provider,
         host=endpoint.host,
-        outcome=Outcome.ANSWERED,
+        outcome=ProbeOutcome.ANSWERED,
         format_fixed=seat.output_mode is not None and endpoint.provider == "openai",
         context=await context_of(client, endpoint),
         max_output_tokens=seat.max_output_tokens,

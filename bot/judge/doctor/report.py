@@ -2,7 +2,7 @@
 
 One `SeatProbe` per seat probed (each configured tier, then each alternate model), and a
 `DoctorReport` holding them with the time they were measured. A call ends in one
-`Outcome`:
+`ProbeOutcome`:
 
     answered         the model answered and its answer parsed as a judgment   ok
     unusable answer  it answered, but cut off at the output-token limit, empty,
@@ -49,7 +49,7 @@ EXIT_OK = 0
 EXIT_FAILING = 1
 
 
-class Outcome(StrEnum):
+class ProbeOutcome(StrEnum):
     ANSWERED = "answered"
     UNUSABLE = "unusable answer"
     REFUSED = "refused"
@@ -58,7 +58,7 @@ class Outcome(StrEnum):
     COMMAND_FAILED = "command failed"
 
 
-_REACHED = frozenset({Outcome.ANSWERED, Outcome.UNUSABLE})
+_REACHED = frozenset({ProbeOutcome.ANSWERED, ProbeOutcome.UNUSABLE})
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,10 @@ class ContextSize:
 
 
 @dataclass(frozen=True)
-class Failure:
+class ProbeFailure:
     """Why a probe got no judgment."""
 
-    outcome: Outcome
+    outcome: ProbeOutcome
     message: str
     status: int | None = None
     server_message: str = ""
@@ -91,7 +91,7 @@ class SeatProbe:
     model: str
     provider: str
     host: str
-    outcome: Outcome
+    outcome: ProbeOutcome
     message: str = ""
     """Why it did not answer a judgment ("" when it did)."""
     status: int | None = None
@@ -113,9 +113,9 @@ class SeatProbe:
 
     @property
     def ok(self) -> bool:
-        return self.outcome is Outcome.ANSWERED
+        return self.outcome is ProbeOutcome.ANSWERED
 
-    def with_failure(self, failure: Failure) -> SeatProbe:
+    def with_failure(self, failure: ProbeFailure) -> SeatProbe:
         return replace(
             self,
             outcome=failure.outcome,
@@ -223,31 +223,33 @@ def _aligned(rows: Sequence[Sequence[str]]) -> list[str]:
 # -- why a call gave no judgment ------------------------------------------------------------
 
 
-def failure_of(error: BaseException, *, tier: str, time_limit: float) -> Failure:
+def failure_of(error: BaseException, *, tier: str, time_limit: float) -> ProbeFailure:
     """What a probe's call ending in `error` means; `tier` is the tier whose limits it ran
     under (`quick` for alternates), `time_limit` its timeout in seconds."""
     setting = f"JUDGE_{tier.upper()}"
     if isinstance(error, TimeoutError | ProviderTimeout):
-        return Failure(Outcome.TIMED_OUT, f"no answer within {time_limit:g} s ({setting}_TIMEOUT)")
+        return ProbeFailure(
+            ProbeOutcome.TIMED_OUT, f"no answer within {time_limit:g} s ({setting}_TIMEOUT)"
+        )
     if isinstance(error, ProviderHTTPError):
         said = f": {error.server_message}" if error.server_message else ""
-        return Failure(
-            Outcome.REFUSED,
+        return ProbeFailure(
+            ProbeOutcome.REFUSED,
             f"HTTP {error.status} from {error.provider}{said}",
             status=error.status,
             server_message=error.server_message,
         )
     if isinstance(error, ProviderTransportError):
-        return Failure(Outcome.UNREACHABLE, _transport_cause(error))
+        return ProbeFailure(ProbeOutcome.UNREACHABLE, _transport_cause(error))
     if isinstance(error, ProviderCommandError):
         detail = f": {excerpt(error.detail)}" if error.detail else ""
-        return Failure(Outcome.COMMAND_FAILED, f"{error}{detail}")
+        return ProbeFailure(ProbeOutcome.COMMAND_FAILED, f"{error}{detail}")
     if isinstance(error, EmptyAnswer | MalformedResponse):
-        return Failure(Outcome.UNUSABLE, str(error))
+        return ProbeFailure(ProbeOutcome.UNUSABLE, str(error))
     if isinstance(error, ParseError):
-        return Failure(Outcome.UNUSABLE, f"unparseable answer: {excerpt(str(error))}")
+        return ProbeFailure(ProbeOutcome.UNUSABLE, f"unparseable answer: {excerpt(str(error))}")
     if isinstance(error, ProviderError):
-        return Failure(Outcome.REFUSED, f"provider error ({type(error).__name__})")
+        return ProbeFailure(ProbeOutcome.REFUSED, f"provider error ({type(error).__name__})")
     raise TypeError(f"not a probe failure: {type(error).__name__}")
 
 
@@ -261,10 +263,10 @@ def _transport_cause(error: ProviderTransportError) -> str:
     return str(error) if cause == type(error).__name__ else cause
 
 
-def cut_off(limit: int, *, tier: str) -> Failure:
+def cut_off(limit: int, *, tier: str) -> ProbeFailure:
     """An answer stopped at the output-token limit: not an answer (the engine agrees)."""
-    return Failure(
-        Outcome.UNUSABLE,
+    return ProbeFailure(
+        ProbeOutcome.UNUSABLE,
         f"answer cut at the output-token limit ({limit} tokens): raise "
         f"JUDGE_{tier.upper()}_MAX_OUTPUT_TOKENS",
     )

@@ -49,11 +49,21 @@ settles it without a model (`judgment`). This module does the I/O around them: i
 its store (`EngineStore`, passed in), calls the providers, and writes the cache and the
 audit log.
 
-The room: `tiers` (the tiered protocol's state machine), `rounds`, `seating`, `judgment`,
-`prompts` with `context_budget` and `review_context` (what a reviewer sees besides the
-files) and `context_fit` (how much of it a model's context takes), `cost` (cache key,
-admission), and the tiers' health for people: `tier_status` and `self_check` (is each
-tier's model still served).
+The room:
+
+    tiers           the tiered protocol as a pure state machine
+    rounds          one round: when to ask the judge again, what it is told, what it records
+    seating         who judges: the configured panel, and the four-eyes seating of a change
+    judgment        the engine's own decisions about a judgment, and the record made of one
+    prompts         the chat messages of one judge call
+    context_budget  one call's characters shared between files, diffs and CI excerpts (pure)
+    review_context  what a reviewer sees besides the files: the diff, CI results, earlier
+                    verdicts
+    context_fit     how many characters of the change a judge reads when its model's
+                    context is known (pure)
+    cost            the verdict-cache key and admission (pure)
+    tier_status     each tier as people need to know it: configured, and answering
+    self_check      is each tier's model still served under its name
 """
 
 from __future__ import annotations
@@ -174,9 +184,9 @@ class JudgeRequest:
     """The research rubric's thresholds (JUDGE_RESEARCH_* with the repository's overrides
     applied); read only when `rubric` is research."""
     context: ReviewContext = field(default_factory=ReviewContext)
+    """What a reviewer sees besides the files: diffs, CI results, earlier verdicts."""
     tag_terms: TagTerms | None = None
     """The repository's `tags:` (docs/tagging.md); None tags with the built-in thesaurus."""
-    """What a reviewer sees besides the files: diffs, CI results, earlier verdicts."""
 
 
 class EngineStore(Protocol):
@@ -320,9 +330,7 @@ class JudgeEngine:
             context=list(run.shown.values()),
         )
         if self.storage is not None and cacheable(record):
-            await self.storage.kv_put(
-                CACHE_NAMESPACE, key, {"record": record.model_dump(mode="json")}
-            )
+            await _save_cached(self.storage, key, record)
         return record
 
     def _inspect(self, request: JudgeRequest) -> _Inspection:
@@ -373,8 +381,8 @@ class JudgeEngine:
     ) -> VerdictRecord | None:
         if self.storage is None or request.bypass_cache:
             return None
-        cached = await self.storage.kv_get(CACHE_NAMESPACE, key)
-        return None if cached is None else self._from_cache(cached, base)
+        previous = await _load_cached(self.storage, key)
+        return None if previous is None else _cache_hit(previous, base)
 
     async def _admit(
         self, scopes: cost.UsageScopes, now: datetime
@@ -680,20 +688,37 @@ class JudgeEngine:
             "authoring_families": seen.authoring,
         }
 
-    @staticmethod
-    def _from_cache(cached: Mapping[str, Any], base: Mapping[str, Any]) -> VerdictRecord | None:
-        stored = cached.get("record")
-        if not isinstance(stored, dict):
-            return None
-        try:
-            previous = VerdictRecord.model_validate(stored)
-        except ValueError:
-            logger.warning("ignoring an unreadable verdict-cache entry")
-            return None
-        # Same content and panel, so the same decision; this judgment made no call. The
-        # label is worked out again: the entry may predate the current GO/NO-GO rule.
-        hit = previous.model_copy(update={**base, "calls": []})
-        return hit.model_copy(update={"go_no_go": record_go_no_go(hit)})
+
+def _cached_from_row(row: Mapping[str, Any]) -> VerdictRecord | None:
+    """None for an entry of another shape, or one the schema no longer reads: a miss."""
+    stored = row.get("record")
+    if not isinstance(stored, dict):
+        return None
+    try:
+        return VerdictRecord.model_validate(stored)
+    except ValueError:
+        logger.warning("ignoring an unreadable verdict-cache entry")
+        return None
+
+
+def _cached_to_row(record: VerdictRecord) -> dict[str, Any]:
+    return {"record": record.model_dump(mode="json")}
+
+
+async def _load_cached(storage: EngineStore, key: str) -> VerdictRecord | None:
+    row = await storage.kv_get(CACHE_NAMESPACE, key)
+    return None if row is None else _cached_from_row(row)
+
+
+async def _save_cached(storage: EngineStore, key: str, record: VerdictRecord) -> None:
+    await storage.kv_put(CACHE_NAMESPACE, key, _cached_to_row(record))
+
+
+def _cache_hit(previous: VerdictRecord, base: Mapping[str, Any]) -> VerdictRecord:
+    # Same content and panel, so the same decision; this judgment made no call. The
+    # label is worked out again: the entry may predate the current GO/NO-GO rule.
+    hit = previous.model_copy(update={**base, "calls": []})
+    return hit.model_copy(update={"go_no_go": record_go_no_go(hit)})
 
 
 def _with_shared_model_reason(

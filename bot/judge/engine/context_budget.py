@@ -26,17 +26,15 @@ from bot.judge.records import RubricName
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.base import ContextKind
 
-Kind = ContextKind
-
 # Each rubric says what its judge keeps first (`Rubric.context_order`).
-KEEP_ORDER: dict[RubricName, tuple[Kind, ...]] = {
+KEEP_ORDER: dict[RubricName, tuple[ContextKind, ...]] = {
     name: get_rubric(name).context_order for name in RubricName
 }
 
 
 @dataclass(frozen=True)
 class Piece:
-    kind: Kind
+    kind: ContextKind
     name: str
     size: int
 

@@ -67,7 +67,8 @@ from bot.judge.records import (
     VerdictRecord,
     go_no_go_of,
 )
-from bot.judge.rubrics import RubricAnswer, get_rubric
+from bot.judge.rubrics import Rubric, RubricAnswer, get_rubric
+from bot.judge.rubrics.base import E
 
 NOT_CONFIGURED_NOTE = (
     "no LLM judge is configured (set JUDGE_LLM_BASE_URL or JUDGE_LLM_API_KEY and "
@@ -183,7 +184,8 @@ def go_no_go(
         return go_no_go_of(final)
     if mode == PARTIAL_VIEW:
         return "UNDETERMINED"
-    label = get_rubric(rubric).go_no_go(_answer(deciding))
+    reader = get_rubric(rubric)
+    label = reader.go_no_go(_answer(reader, deciding))
     if label == "GO" and deciding.judge_tier in cut_tiers(context):
         return "UNDETERMINED"
     return label
@@ -213,14 +215,15 @@ def record_go_no_go(record: VerdictRecord) -> GoNoGo:
     )
 
 
-def _answer(round_: RoundRecord) -> RubricAnswer:
+def _answer(rubric: Rubric[E], round_: RoundRecord) -> RubricAnswer[E]:
+    """A stored round's answer, as `rubric` parsed it."""
     return RubricAnswer(
         scores=dict(round_.scores),
         average=round_.average,
         reasoning=round_.reasoning,
         improvements=list(round_.improvements),
         model_verdict=round_.model_verdict,
-        extra=dict(round_.extra),
+        extras=rubric.read_extras(round_.extra),
     )
 
 

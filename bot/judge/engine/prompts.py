@@ -37,7 +37,7 @@ from bot.judge.checks.injection import closing_delimiter, escape_untrusted, wrap
 from bot.judge.engine.context_budget import Piece, allot
 from bot.judge.engine.review_context import CiResult, EarlierVerdict, ReviewContext
 from bot.judge.records import (
-    ContextKind,
+    ContextPieceKind,
     JudgedFile,
     RoundRecord,
     TaskSpec,
@@ -77,7 +77,7 @@ _CONTEXT_GUIDANCE = {
 class Shown:
     """One piece of the prompt: its size and how much of it this call sent."""
 
-    kind: ContextKind
+    kind: ContextPieceKind
     name: str
     chars: int
     sent: int

@@ -347,7 +347,7 @@ def round_record(
         average=answer.average,
         reasoning=answer.reasoning,
         improvements=list(answer.improvements),
-        extra=dict(answer.extra),
+        extra=answer.extras.as_record(),
     )
 
 

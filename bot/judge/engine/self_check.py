@@ -39,7 +39,7 @@ import re
 import shutil
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -51,6 +51,7 @@ from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_co
 from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION
 from bot.judge.providers.http import ACCEPT_ENCODING, read_up_to
 from bot.judge.settings import Endpoint, JudgeSettings
+from bot.lifetime import CleanupContext, every, running
 from bot.metrics import Metrics
 
 logger = logging.getLogger(__name__)
@@ -65,8 +66,6 @@ _ANTHROPIC_PAGES = 10
 # 10 ms a MiB here), every hour.
 MODEL_LIST_LIMIT = 16 * 2**20
 _SNAPSHOT_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})")
-
-CleanupContext = Callable[[web.Application], AsyncIterator[None]]
 
 
 class Trouble(StrEnum):
@@ -426,10 +425,7 @@ class SelfCheck:
 
     async def run(self, stop: asyncio.Event, interval: float = CHECK_INTERVAL_SECONDS) -> None:
         """Check now and then every `interval` seconds until `stop` is set."""
-        while not stop.is_set():
-            await self.check_once()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval)
+        await every(interval, stop, self.check_once)
 
 
 def self_check_ctx(
@@ -448,12 +444,8 @@ def self_check_ctx(
             http = client
             if http is None:
                 http = await stack.enter_async_context(httpx.AsyncClient())
-            stop = asyncio.Event()
-            task = asyncio.create_task(SelfCheck(board, config, http, metrics).run(stop, interval))
-            yield
-            stop.set()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            check = SelfCheck(board, config, http, metrics)
+            async with running(lambda stop: check.run(stop, interval)):
+                yield
 
     return self_check

@@ -16,6 +16,15 @@ How long a prompt a model takes is the server's to say: `server_facts.py` reads 
 context it serves a model with (`discover_context_tokens`, `ContextMemory`), and
 `overflow.py` how it refuses a prompt past it (raised as `ContextOverflow`).
 
+The room:
+
+    openai_chat         the OpenAI chat-completions protocol
+    anthropic_messages  the Anthropic Messages protocol
+    agent_cli           judges run through a local agent CLI (`claude -p`, `opencode run`)
+    http                what both wire protocols share: failures, the answer, the POST
+    server_facts        the context a server says it serves a model with
+    overflow            how a server says a prompt is longer than its model's context
+
 This module is where the rest of the judge gets providers from: the interface the
 engine relies on, the factory, and (re-exported) the protocol classes and the failures
 they raise (defined in bot/judge/providers/http.py).

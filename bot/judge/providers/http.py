@@ -33,7 +33,7 @@ import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 import httpx
 
@@ -108,52 +108,32 @@ class ProviderHTTPError(ProviderError):
         """The error's own message, short and scrubbed (`excerpt`); "" when it had none."""
 
 
+class _HTTPErrorFields(TypedDict):
+    """What every `ProviderHTTPError` is built from; its subclasses pass them on whole."""
+
+    provider: str
+    model: str
+    status: int
+    detail: str
+    server_message: NotRequired[str]
+
+
 class ContextOverflow(ProviderHTTPError):
     """The server refused the prompt as longer than the model's context (`overflow`: the
     prompt's tokens and the context, as far as it said; bot/judge/providers/overflow.py)."""
 
     def __init__(
-        self,
-        message: str,
-        *,
-        provider: str,
-        model: str,
-        status: int,
-        detail: str,
-        overflow: Overflow,
-        server_message: str = "",
+        self, message: str, *, overflow: Overflow, **fields: Unpack[_HTTPErrorFields]
     ) -> None:
-        super().__init__(
-            message,
-            provider=provider,
-            model=model,
-            status=status,
-            detail=detail,
-            server_message=server_message,
-        )
+        super().__init__(message, **fields)
         self.overflow = overflow
 
 
 class ProviderRateLimited(ProviderHTTPError):
     def __init__(
-        self,
-        message: str,
-        *,
-        provider: str,
-        model: str,
-        status: int,
-        detail: str,
-        retry_after: float | None,
-        server_message: str = "",
+        self, message: str, *, retry_after: float | None, **fields: Unpack[_HTTPErrorFields]
     ) -> None:
-        super().__init__(
-            message,
-            provider=provider,
-            model=model,
-            status=status,
-            detail=detail,
-            server_message=server_message,
-        )
+        super().__init__(message, **fields)
         self.retry_after = retry_after
 
 
@@ -514,34 +494,18 @@ class HTTPProvider:
         said = excerpt(info.message, self._api_key)
         message = f"{self.kind} answered HTTP {response.status_code} for model {model}"
         overflow = context_overflow(response.status_code, _payload(response), info.message)
+        fields: _HTTPErrorFields = {
+            "provider": self.kind,
+            "model": model,
+            "status": response.status_code,
+            "detail": detail,
+            "server_message": said,
+        }
         if overflow is not None:
-            raise ContextOverflow(
-                message,
-                provider=self.kind,
-                model=model,
-                status=response.status_code,
-                detail=detail,
-                overflow=overflow,
-                server_message=said,
-            )
+            raise ContextOverflow(message, overflow=overflow, **fields)
         if response.status_code == 429:
-            raise ProviderRateLimited(
-                message,
-                provider=self.kind,
-                model=model,
-                status=429,
-                detail=detail,
-                retry_after=_retry_after(response),
-                server_message=said,
-            )
-        raise ProviderHTTPError(
-            message,
-            provider=self.kind,
-            model=model,
-            status=response.status_code,
-            detail=detail,
-            server_message=said,
-        )
+            raise ProviderRateLimited(message, retry_after=_retry_after(response), **fields)
+        raise ProviderHTTPError(message, **fields)
 
     def _json(self, response: httpx.Response, model: str) -> dict[str, Any]:
         try:

@@ -50,35 +50,51 @@ the protocol's job (bot/judge/engine/tiers.py); a rubric escalates only when one
 judge says it cannot decide (code: low confidence; completion: questions only
 a human can answer).
 
-Each rubric lives in its own module of this room (content, code, completion, research,
-sharing base; parsing reads a model's reply, research_settings holds the research
-thresholds); this module is the registry the rest of the judge imports rubrics from, and
-`get_rubric` the one place a rubric name becomes a rubric.
+Each rubric lives in its own module of this room; this module is the registry the rest of
+the judge imports rubrics from, and `get_rubric` the one place a rubric name becomes a
+rubric:
+
+    content, code, completion, research
+                       the four rubrics, one module each, as above
+    base               the `Rubric` interface, the parsed answer, and what rubrics share
+    parsing            a model's reply read into a rubric's answer, or refused
+    research_settings  the research rubric's thresholds: `JUDGE_RESEARCH_*` and a
+                       repository's `research:` overrides
 """
 
 from __future__ import annotations
 
 from bot.judge.records import RubricName
-from bot.judge.rubrics.base import Rubric, RubricAnswer, scores_go_no_go
-from bot.judge.rubrics.code import CodeRubric, CodeThresholds
-from bot.judge.rubrics.completion import CompletionRubric, CompletionThresholds
+from bot.judge.rubrics.base import Extras, Rubric, RubricAnswer, ScoredExtras, scores_go_no_go
+from bot.judge.rubrics.code import CodeExtras, CodeIssue, CodeRubric, CodeThresholds
+from bot.judge.rubrics.completion import (
+    CompletionExtras,
+    CompletionRubric,
+    CompletionThresholds,
+)
 from bot.judge.rubrics.content import ContentRubric, ContentThresholds, content_verdict
 from bot.judge.rubrics.parsing import ParseError
-from bot.judge.rubrics.research import ResearchRubric, ResearchThresholds
+from bot.judge.rubrics.research import ResearchExtras, ResearchRubric, ResearchThresholds
 
 __all__ = [
+    "CodeExtras",
+    "CodeIssue",
     "CodeRubric",
     "CodeThresholds",
+    "CompletionExtras",
     "CompletionRubric",
     "CompletionThresholds",
     "ContentRubric",
     "ContentThresholds",
+    "Extras",
     "ParseError",
+    "ResearchExtras",
     "ResearchRubric",
     "ResearchThresholds",
     "Rubric",
     "RubricAnswer",
     "RubricName",
+    "ScoredExtras",
     "Thresholds",
     "content_verdict",
     "get_rubric",

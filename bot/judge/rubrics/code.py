@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -23,10 +24,13 @@ from bot.judge.rubrics.base import (
     ContextKind,
     FrozenModel,
     RubricAnswer,
+    average_record,
     bounded_list,
     bounded_text,
     exact,
     object_schema,
+    one_of,
+    recorded_average,
     scores_go_no_go,
 )
 from bot.judge.rubrics.parsing import (
@@ -34,7 +38,7 @@ from bot.judge.rubrics.parsing import (
     model_label,
     normalized,
     raw_scores,
-    reconcile_average,
+    reported_average,
     string_list,
     text_field,
     to_unit_score,
@@ -42,6 +46,56 @@ from bot.judge.rubrics.parsing import (
 
 CODE_DIMENSIONS = ("correctness", "scope_adherence", "code_quality", "completeness")
 Confidence = Literal["high", "medium", "low"]
+CONFIDENCES: tuple[Confidence, ...] = ("high", "medium", "low")
+IssueSeverity = Literal["major", "minor"]
+SEVERITIES: tuple[IssueSeverity, ...] = ("major", "minor")
+
+
+@dataclass(frozen=True)
+class CodeIssue:
+    severity: IssueSeverity
+    description: str
+
+    def as_record(self) -> dict[str, str]:
+        return {"severity": self.severity, "description": self.description}
+
+    @classmethod
+    def from_record(cls, value: Any) -> CodeIssue:
+        if not isinstance(value, Mapping):
+            return cls("minor", str(value))
+        description = value.get("description", "")
+        severity: IssueSeverity = "major" if value.get("severity") == "major" else "minor"
+        return cls(severity, description if isinstance(description, str) else str(description))
+
+
+@dataclass(frozen=True)
+class CodeExtras:
+    issues: tuple[CodeIssue, ...]
+    confidence: Confidence | None
+    """None when the judge did not say."""
+    reported_average: float | str | None = None
+    """The composite score the judge reported when it was off from the weighted one."""
+
+    @property
+    def major_issue(self) -> bool:
+        return any(issue.severity == "major" for issue in self.issues)
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "issues": [issue.as_record() for issue in self.issues],
+            "confidence": self.confidence,
+            **average_record(self.reported_average),
+        }
+
+    @classmethod
+    def from_record(cls, extra: Mapping[str, Any]) -> CodeExtras:
+        issues = extra.get("issues")
+        confidence = extra.get("confidence")
+        return cls(
+            tuple(CodeIssue.from_record(i) for i in issues) if isinstance(issues, list) else (),
+            one_of(confidence, CONFIDENCES) if isinstance(confidence, str) else None,
+            recorded_average(extra),
+        )
 
 
 class CodeThresholds(FrozenModel):
@@ -94,47 +148,42 @@ Reply with one JSON object and nothing else:
 "confidence": "high|medium|low"}}"""
 
 
-def _issues(obj: Mapping[str, Any]) -> list[dict[str, str]]:
+def _issues(obj: Mapping[str, Any]) -> tuple[CodeIssue, ...]:
     value = normalized(obj).get("issues")
     if value is None:
-        return []
+        return ()
     if not isinstance(value, list):
         raise ParseError("'issues' must be a list")
-    out: list[dict[str, str]] = []
+    out: list[CodeIssue] = []
     for item in value:
         if isinstance(item, str):
-            out.append({"severity": "minor", "description": item.strip()})
+            out.append(CodeIssue("minor", item.strip()))
             continue
         if not isinstance(item, Mapping):
             raise ParseError("each issue must be an object or a string")
         inner = normalized(item)
-        severity = str(inner.get("severity", "minor")).strip().lower()
-        if severity not in ("major", "minor"):
-            raise ParseError(f"issue severity {severity!r} is not major or minor")
+        label = str(inner.get("severity", "minor")).strip().lower()
+        severity = one_of(label, SEVERITIES)
+        if severity is None:
+            raise ParseError(f"issue severity {label!r} is not major or minor")
         description = inner.get("description", "")
         out.append(
-            {
-                "severity": severity,
-                "description": description.strip()
-                if isinstance(description, str)
-                else json.dumps(description),
-            }
+            CodeIssue(
+                severity,
+                description.strip() if isinstance(description, str) else json.dumps(description),
+            )
         )
-    return out
+    return tuple(out)
 
 
 def _confidence(obj: Mapping[str, Any]) -> Confidence | None:
     value = normalized(obj).get("confidence")
     if value is None:
         return None
-    label = str(value).strip().lower()
-    if label == "high":
-        return "high"
-    if label == "medium":
-        return "medium"
-    if label == "low":
-        return "low"
-    raise ParseError(f"confidence {value!r} is not high, medium or low")
+    label = one_of(str(value).strip().lower(), CONFIDENCES)
+    if label is None:
+        raise ParseError(f"confidence {value!r} is not high, medium or low")
+    return label
 
 
 class CodeRubric:
@@ -180,33 +229,35 @@ class CodeRubric:
         w = self.thresholds.weights
         return sum(w[d] * scores[d] for d in self.dimensions) / sum(w.values())
 
-    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer[CodeExtras]:
         raw = raw_scores(obj, self.dimensions, nested_keys=("dimensions", "scores"))
         scores = {d: to_unit_score(v, d) for d, v in raw.items()}
         issues = _issues(obj)
         confidence = _confidence(obj)
-        extra: dict[str, Any] = {"issues": issues, "confidence": confidence}
         top = normalized(obj)
         computed = round(self.weighted(scores), 4)
-        average = reconcile_average(top.get("score", top.get("average")), computed, extra)
+        reported = reported_average(top.get("score", top.get("average")), computed)
         improvements = string_list(obj, "improvements", "suggestions")
         if not improvements:
-            improvements = [i["description"] for i in issues if i["description"]]
+            improvements = [i.description for i in issues if i.description]
         return RubricAnswer(
             scores=scores,
-            average=average,
+            average=computed,
             reasoning=text_field(obj, "summary", "reasoning", "reason"),
             improvements=improvements,
             model_verdict=model_label(obj, "verdict"),
-            extra=extra,
+            extras=CodeExtras(issues, confidence, reported),
         )
 
-    def decide(self, answer: RubricAnswer) -> Verdict:
+    def read_extras(self, extra: Mapping[str, Any]) -> CodeExtras:
+        return CodeExtras.from_record(extra)
+
+    def decide(self, answer: RubricAnswer[CodeExtras]) -> Verdict:
         t = self.thresholds
-        if t.low_confidence_escalates and answer.extra.get("confidence") == "low":
+        if t.low_confidence_escalates and answer.extras.confidence == "low":
             return Verdict.ESCALATE
         values = [answer.scores[d] for d in self.dimensions]
-        major = any(i.get("severity") == "major" for i in answer.extra.get("issues", []))
+        major = answer.extras.major_issue
         if any(exact(v) < exact(t.reject_below) for v in values):
             return Verdict.REJECT
         correctness = exact(answer.scores["correctness"])
@@ -216,9 +267,9 @@ class CodeRubric:
             return Verdict.ACCEPT
         return Verdict.IMPROVE
 
-    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+    def go_no_go(self, answer: RubricAnswer[CodeExtras]) -> GoNoGo:
         # Seed 000: a judge that lacks confidence is UNDETERMINED; its scores are a guess,
         # and a guess must not block (the same reason `decide` escalates it).
-        if self.thresholds.low_confidence_escalates and answer.extra.get("confidence") == "low":
+        if self.thresholds.low_confidence_escalates and answer.extras.confidence == "low":
             return "UNDETERMINED"
         return scores_go_no_go(answer.scores, self.thresholds.pass_min)

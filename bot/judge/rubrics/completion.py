@@ -8,7 +8,8 @@ in bot/judge/rubrics/__init__.py.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
 from bot.judge.rubrics.base import (
@@ -21,6 +22,9 @@ from bot.judge.rubrics.base import (
     bounded_list,
     bounded_text,
     object_schema,
+    one_of,
+    recorded_number,
+    recorded_strings,
 )
 from bot.judge.rubrics.parsing import ParseError, normalized, string_list, text_field, to_number
 
@@ -57,7 +61,51 @@ Reply with one JSON object and nothing else:
 
 QUESTIONS_ASKED = 3
 
-ADDRESSED = ("all", "some", "none")
+Addressed = Literal["all", "some", "none"]
+ADDRESSED: tuple[Addressed, ...] = ("all", "some", "none")
+
+
+def _addressed(value: Any) -> Addressed | None:
+    """How many earlier findings the judge says this push addressed; None when it did
+    not say (or no earlier verdicts were shown)."""
+    return one_of(str(value or "").strip().lower(), ADDRESSED)
+
+
+@dataclass(frozen=True)
+class CompletionExtras:
+    """The whole of a completion answer (it has no scores); `passed` is the record's
+    `pass`."""
+
+    passed: bool
+    missing_items: tuple[str, ...]
+    questions_for_user: tuple[str, ...]
+    forward_progress: bool
+    addressed_earlier: Addressed | None
+    convergence_estimate: float | None
+    suggested_next_steps: tuple[str, ...]
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "pass": self.passed,
+            "missing_items": list(self.missing_items),
+            "questions_for_user": list(self.questions_for_user),
+            "forward_progress": self.forward_progress,
+            "addressed_earlier": self.addressed_earlier,
+            "convergence_estimate": self.convergence_estimate,
+            "suggested_next_steps": list(self.suggested_next_steps),
+        }
+
+    @classmethod
+    def from_record(cls, extra: Mapping[str, Any]) -> CompletionExtras:
+        return cls(
+            passed=extra.get("pass") is True,
+            missing_items=recorded_strings(extra.get("missing_items")),
+            questions_for_user=recorded_strings(extra.get("questions_for_user")),
+            forward_progress=extra.get("forward_progress") is True,
+            addressed_earlier=_addressed(extra.get("addressed_earlier")),
+            convergence_estimate=recorded_number(extra.get("convergence_estimate")),
+            suggested_next_steps=recorded_strings(extra.get("suggested_next_steps")),
+        )
 
 
 def _strict_bool(obj: Mapping[str, Any], key: str) -> bool:
@@ -103,7 +151,7 @@ class CompletionRubric:
             }
         )
 
-    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer[CompletionExtras]:
         passed = _strict_bool(obj, "pass")
         top = normalized(obj)
         # a failing answer must say whether progress was made; a passing one need not
@@ -119,18 +167,17 @@ class CompletionRubric:
                 convergence = to_number(convergence_raw, "convergence_estimate")
             except ParseError:
                 convergence = None
-        addressed = str(top.get("addressed_earlier") or "").strip().lower()
         missing = string_list(obj, "missing_items")
         next_steps = string_list(obj, "suggested_next_steps", "next_steps")
-        extra: dict[str, Any] = {
-            "pass": passed,
-            "missing_items": missing,
-            "questions_for_user": string_list(obj, "questions_for_user", "questions"),
-            "forward_progress": progress,
-            "addressed_earlier": addressed if addressed in ADDRESSED else None,
-            "convergence_estimate": convergence,
-            "suggested_next_steps": next_steps,
-        }
+        extras = CompletionExtras(
+            passed=passed,
+            missing_items=tuple(missing),
+            questions_for_user=tuple(string_list(obj, "questions_for_user", "questions")),
+            forward_progress=progress,
+            addressed_earlier=_addressed(top.get("addressed_earlier")),
+            convergence_estimate=convergence,
+            suggested_next_steps=tuple(next_steps),
+        )
         already_missing = set(missing)  # a list here made the filter quadratic
         return RubricAnswer(
             scores={},
@@ -138,20 +185,24 @@ class CompletionRubric:
             reasoning=text_field(obj, "reason", "reasoning", "summary"),
             improvements=missing + [s for s in next_steps if s not in already_missing],
             model_verdict="pass" if passed else "fail",
-            extra=extra,
+            extras=extras,
         )
 
-    def decide(self, answer: RubricAnswer) -> Verdict:
+    def read_extras(self, extra: Mapping[str, Any]) -> CompletionExtras:
+        return CompletionExtras.from_record(extra)
+
+    def decide(self, answer: RubricAnswer[CompletionExtras]) -> Verdict:
         t = self.thresholds
-        if answer.extra.get("pass") is True:
-            if t.missing_items_block_accept and answer.extra.get("missing_items"):
+        extras = answer.extras
+        if extras.passed:
+            if t.missing_items_block_accept and extras.missing_items:
                 return Verdict.IMPROVE
             return Verdict.ACCEPT
-        if t.questions_escalate and answer.extra.get("questions_for_user"):
+        if t.questions_escalate and extras.questions_for_user:
             return Verdict.ESCALATE
-        if answer.extra.get("forward_progress") is True:
+        if extras.forward_progress:
             return Verdict.IMPROVE
         return Verdict.REJECT
 
-    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+    def go_no_go(self, answer: RubricAnswer[CompletionExtras]) -> GoNoGo:
         return "GO" if self.decide(answer) is Verdict.ACCEPT else "NO-GO"

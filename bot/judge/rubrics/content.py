@@ -8,7 +8,7 @@ The verdict table is in bot/judge/rubrics/__init__.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -19,8 +19,10 @@ from bot.judge.rubrics.base import (
     STRINGS_SCHEMA,
     TEXT_ASK,
     ContextKind,
+    E,
     FrozenModel,
     RubricAnswer,
+    ScoredExtras,
     bounded_text,
     mean_at_least,
     object_schema,
@@ -30,7 +32,7 @@ from bot.judge.rubrics.parsing import (
     model_label,
     normalized,
     raw_scores,
-    reconcile_average,
+    reported_average,
     string_list,
     text_field,
     to_int_score,
@@ -83,22 +85,24 @@ def scored_schema(
 
 
 def scored_answer(
-    obj: Mapping[str, Any], dimensions: tuple[str, ...], extra: dict[str, Any] | None = None
-) -> RubricAnswer:
-    """A 1-5 scored answer read leniently; `extra` carries the rubric's own fields."""
+    obj: Mapping[str, Any],
+    dimensions: tuple[str, ...],
+    extras: Callable[[float | str | None], E],
+) -> RubricAnswer[E]:
+    """A 1-5 scored answer read leniently; `extras` makes the rubric's own extras from the
+    average the judge reported when it was off (`reported_average`)."""
     raw = raw_scores(obj, dimensions)
     scores: dict[str, float] = {d: to_int_score(v, d, 1, 5) for d, v in raw.items()}
-    extra = {} if extra is None else extra
     top = normalized(obj)
     computed = round(sum(scores.values()) / len(scores), 2)
-    average = reconcile_average(top.get("average", top.get("avg")), computed, extra)
+    reported = reported_average(top.get("average", top.get("avg")), computed)
     return RubricAnswer(
         scores=scores,
-        average=average,
+        average=computed,
         reasoning=text_field(obj, "reasoning", "reason", "findings", "summary"),
         improvements=string_list(obj, "improvements", "revision_suggestions"),
         model_verdict=model_label(obj, "verdict"),
-        extra=extra,
+        extras=extras(reported),
     )
 
 
@@ -146,11 +150,14 @@ class ContentRubric:
     def response_schema(self) -> dict[str, Any]:
         return scored_schema(self.dimensions)
 
-    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
-        return scored_answer(obj, self.dimensions)
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer[ScoredExtras]:
+        return scored_answer(obj, self.dimensions, ScoredExtras)
 
-    def decide(self, answer: RubricAnswer) -> Verdict:
+    def read_extras(self, extra: Mapping[str, Any]) -> ScoredExtras:
+        return ScoredExtras.from_record(extra)
+
+    def decide(self, answer: RubricAnswer[ScoredExtras]) -> Verdict:
         return content_verdict(answer.scores, self.thresholds)
 
-    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+    def go_no_go(self, answer: RubricAnswer[ScoredExtras]) -> GoNoGo:
         return scores_go_no_go(answer.scores, self.thresholds.go_min)

@@ -38,7 +38,7 @@ undetermined round; a score is never guessed):
   flat values that disagree are refused. A missing dimension is refused.
 * A missing average is computed. A reported average that disagrees with the
   scores by more than `AVERAGE_TOLERANCE` is replaced by the computed one and the
-  reported value is kept in `extra["reported_average"]`.
+  reported value is kept (`reported_average`, in the record's `extra["reported_average"]`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bot.judge.rubrics.base import Rubric, RubricAnswer
+    from bot.judge.rubrics.base import E, Rubric, RubricAnswer
 
 AVERAGE_TOLERANCE = 0.01
 DEFAULT_VERDICT_KEYS: frozenset[str] = frozenset({"scores", "verdict", "dimensions", "pass"})
@@ -429,22 +429,19 @@ def string_list(obj: Mapping[str, Any], *keys: str) -> list[str]:
     return []
 
 
-def reconcile_average(
-    reported: Any, computed: float, extra: dict[str, Any], tolerance: float = AVERAGE_TOLERANCE
-) -> float:
-    """The computed average; a reported value that is off (or not a number) is kept in extra."""
+def reported_average(
+    reported: Any, computed: float, tolerance: float = AVERAGE_TOLERANCE
+) -> float | str | None:
+    """What the answer keeps of the average the judge reported beside the `computed` one,
+    which always decides: None when it agrees or is absent, the number when it is off,
+    the text it wrote when it is not a number."""
     if reported is None:
-        return computed
+        return None
     try:
         value = to_number(reported, "average")
     except ParseError:
-        extra["reported_average"] = reported if isinstance(reported, str) else repr(reported)
-        extra["average_recomputed"] = True
-        return computed
-    if abs(value - computed) > tolerance:
-        extra["reported_average"] = value
-        extra["average_recomputed"] = True
-    return computed
+        return reported if isinstance(reported, str) else repr(reported)
+    return value if abs(value - computed) > tolerance else None
 
 
 def model_label(obj: Mapping[str, Any], *keys: str) -> str | None:
@@ -458,7 +455,7 @@ def model_label(obj: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
-def parse_answer(text: str, rubric: Rubric) -> RubricAnswer:
+def parse_answer(text: str, rubric: Rubric[E]) -> RubricAnswer[E]:
     """Extract the verdict object from a reply and validate it against the rubric.
 
     Raises only `ParseError`: whatever a model writes, the engine sees a failed parse,

@@ -22,7 +22,7 @@ judge from what the report says about each source, not to guess at pages it has 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.judge.records import GoNoGo, RubricName, Verdict
@@ -32,6 +32,9 @@ from bot.judge.rubrics.base import (
     TEXT_ASK,
     ContextKind,
     RubricAnswer,
+    average_record,
+    recorded_average,
+    recorded_strings,
     scores_go_no_go,
 )
 from bot.judge.rubrics.content import (
@@ -47,6 +50,23 @@ RESEARCH_DIMENSIONS = ("support", "sourcing", "balance", "calibration")
 
 class ResearchThresholds(ContentThresholds):
     unsupported_claims_block_accept: bool = True
+
+
+@dataclass(frozen=True)
+class ResearchExtras:
+    unsupported_claims: tuple[str, ...]
+    """The claims the judge found its cited evidence does not support."""
+    reported_average: float | str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "unsupported_claims": list(self.unsupported_claims),
+            **average_record(self.reported_average),
+        }
+
+    @classmethod
+    def from_record(cls, extra: Mapping[str, Any]) -> ResearchExtras:
+        return cls(recorded_strings(extra.get("unsupported_claims")), recorded_average(extra))
 
 
 def research_verdict(
@@ -122,9 +142,11 @@ class ResearchRubric:
     def response_schema(self) -> dict[str, Any]:
         return scored_schema(self.dimensions, {"unsupported_claims": STRINGS_SCHEMA})
 
-    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer:
-        unsupported = string_list(obj, "unsupported_claims", "unsupported")
-        answer = scored_answer(obj, self.dimensions, {"unsupported_claims": unsupported})
+    def parse(self, obj: Mapping[str, Any]) -> RubricAnswer[ResearchExtras]:
+        unsupported = tuple(string_list(obj, "unsupported_claims", "unsupported"))
+        answer = scored_answer(
+            obj, self.dimensions, lambda reported: ResearchExtras(unsupported, reported)
+        )
         if answer.improvements:
             return answer
         return replace(
@@ -132,9 +154,12 @@ class ResearchRubric:
             improvements=[f"support or remove the claim: {claim}" for claim in unsupported],
         )
 
-    def decide(self, answer: RubricAnswer) -> Verdict:
-        unsupported = answer.extra.get("unsupported_claims") or []
-        return research_verdict(answer.scores, len(unsupported), self.thresholds)
+    def read_extras(self, extra: Mapping[str, Any]) -> ResearchExtras:
+        return ResearchExtras.from_record(extra)
 
-    def go_no_go(self, answer: RubricAnswer) -> GoNoGo:
+    def decide(self, answer: RubricAnswer[ResearchExtras]) -> Verdict:
+        unsupported = len(answer.extras.unsupported_claims)
+        return research_verdict(answer.scores, unsupported, self.thresholds)
+
+    def go_no_go(self, answer: RubricAnswer[ResearchExtras]) -> GoNoGo:
         return scores_go_no_go(answer.scores, self.thresholds.go_min)

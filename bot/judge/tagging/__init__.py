@@ -3,8 +3,10 @@ the dashboard can ask "which changes had stubs?" without reading every reasoning
 
 Tags are `dimension:<name>` (a dimension of the record's rubric the judges discussed or scored
 low), `problem:<kind>` (a problem the judges or the mechanical checks named) and a repository's
-own (`TagTerms`, `tags:` in .github/judge.yml). The phrases, their word forms and how they
-become one regex are bot/judge/tagging/thesaurus.py; docs/tagging.md lists the tags.
+own (`TagTerms`, `tags:` in .github/judge.yml); docs/tagging.md lists the tags.
+
+    __init__   a record's tags, and a repository's terms matched by the same rules
+    thesaurus  the built-in phrases, their word forms and how they become one regex
 
 The built-in thesaurus' regex is compiled once. With a repository's terms, the thesaurus is
 matched by the same rules by walking its word trie in Python instead (`_TextScan`), since
