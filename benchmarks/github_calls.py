@@ -155,8 +155,8 @@ async def run() -> None:
                 graphql_url=fake.graphql_url,
                 policy=RetryPolicy(write_interval=0.0),
             )
-            config = judge_settings(llm, deep_model=None, tiebreaker_model=None)
-            app = create_app(settings, storage=store, github=github, judge_settings=config)
+            quick_only = judge_settings(llm, deep_model=None, tiebreaker_model=None)
+            app = create_app(settings, storage=store, github=github, judge_settings=quick_only)
             client = TestClient(TestServer(app, host="127.0.0.1"))
             await client.start_server()
 

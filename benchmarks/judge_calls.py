@@ -122,7 +122,7 @@ def line(label: str, cost: Cost) -> str:
 async def main_async() -> None:
     fake = FakeOpenAIServer(responder=accept)
     await fake.start()
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,
@@ -131,14 +131,14 @@ async def main_async() -> None:
         throttle_per_hour=1_000_000,
         daily_call_budget=None,
     )
-    budget = window_budget(config)
+    budget = window_budget(settings)
     print(
         f"== judge requests and model calls per change, every judge accepting "
-        f"(quick reads {config.quick_max_chars:,} chars, window budget {budget:,})"
+        f"(quick reads {settings.quick_max_chars:,} chars, window budget {budget:,})"
     )
     try:
         async with httpx.AsyncClient() as client:
-            engine = JudgeEngine.from_config(config, client, None)
+            engine = JudgeEngine.from_settings(settings, client, None)
             for chars in SIZES:
                 target, inputs = change(chars)
                 print(f"{chars:,}-character Markdown file (content rubric):")

@@ -192,7 +192,7 @@ class Result:
 async def run(
     workload: Workload, *, with_storage: bool, fake: FakeOpenAIServer, db_dir: Path
 ) -> Result:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,
@@ -210,8 +210,8 @@ async def run(
     result = Result(0, 0, 0, 0, 0, [])
     try:
         async with httpx.AsyncClient() as client:
-            panel, providers = timed_panel(build_panel(config, client))
-            engine = JudgeEngine(config, panel, storage)
+            panel, providers = timed_panel(build_panel(settings, client))
+            engine = JudgeEngine(settings, panel, storage)
             for request in workload.requests:
                 spent_before = sum(p.seconds for p in providers)
                 started = time.perf_counter()

@@ -43,7 +43,7 @@ from bot.intake.worker import Worker, WorkerPool
 from bot.judge.doctor.background import ProbeBoard, probe_ctx, waiting_note
 from bot.judge.engine import JudgeEngine
 from bot.judge.engine.self_check import health_detail, self_check_ctx
-from bot.judge.engine.tier_status import TierBoard, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, statuses_from_settings
 from bot.judge.settings import JudgeSettings
 from bot.judging.reactions import REACTIONS
 from bot.lifetime import CleanupContext, Clock
@@ -103,7 +103,7 @@ def create_app(
 
     `github` lets tests pass a GitHubApp pointed at a fake server; otherwise it is built
     from `settings`. `judge_settings` defaults to what `JUDGE_*` says now (environment, then
-    .env, as `serve` reads it); the services and the pages share that one config.
+    .env, as `serve` reads it); the services and the pages share those settings.
     `features` (merge queue, research rubric, notifications) likewise.
     """
     writes = StorageWrites()
@@ -117,9 +117,9 @@ def create_app(
     # One router shared by intake and the workers: intake stores what the router has no
     # callback for as done.
     routes = router or build_router()
-    config = judge_settings if judge_settings is not None else load_judge_settings()
+    judge_settings = judge_settings if judge_settings is not None else load_judge_settings()
     feature_settings = features if features is not None else load_feature_settings()
-    board = TierBoard(statuses_from_config(config))
+    board = TierBoard(statuses_from_settings(judge_settings))
     dispatcher = Dispatcher(routes, store, hub, clock)
     pool = _worker_pool(settings, store, dispatcher, metrics, clock, writes)
     health = github.health if github is not None else GitHubHealth(host_of(settings.github_api_url))
@@ -132,13 +132,17 @@ def create_app(
     app[POOL] = pool
     app[TIER_BOARD] = board
     probe_every = settings.probe_interval_seconds
-    doctor = ProbeBoard(waiting_note(configured=config.llm_configured, interval=probe_every))
+    doctor = ProbeBoard(
+        waiting_note(configured=judge_settings.llm_configured, interval=probe_every)
+    )
     app[DOCTOR_BOARD] = doctor
 
     app.cleanup_ctx.extend(
         [
             _storage_ctx(store),
-            _services_ctx(settings, store, metrics, hub, github, health, config, feature_settings),
+            _services_ctx(
+                settings, store, metrics, hub, github, health, judge_settings, feature_settings
+            ),
             merge_queue_ctx(store, hub, clock, enabled=start_workers and settings.configured),
             _workers_ctx(settings, store, pool, clock, start_workers),
             # After the services: recovery asks GitHub through the App's client in `hub`.
@@ -148,11 +152,13 @@ def create_app(
     )
     if settings.self_check_interval_seconds > 0:
         app.cleanup_ctx.append(
-            self_check_ctx(board, config, metrics, interval=settings.self_check_interval_seconds)
+            self_check_ctx(
+                board, judge_settings, metrics, interval=settings.self_check_interval_seconds
+            )
         )
     # A paid judgment per seat, on every replica: its own interval, never the free lookup's.
-    if probe_every > 0 and config.llm_configured:
-        app.cleanup_ctx.append(probe_ctx(doctor, config, interval=probe_every))
+    if probe_every > 0 and judge_settings.llm_configured:
+        app.cleanup_ctx.append(probe_ctx(doctor, judge_settings, interval=probe_every))
     thresholds = _kpi_gauges(app, settings, store, metrics, clock)
     if settings.configured:
         app.router.add_get("/", _status_page)
@@ -254,7 +260,7 @@ def _services_ctx(
     hub: ServiceHub,
     github: GitHubApp | None,
     health: GitHubHealth,
-    config: JudgeSettings,
+    judge_settings: JudgeSettings,
     features: FeatureSettings,
 ) -> CleanupContext:
     """The HTTP clients live as long as the app; the services built on them go in `hub`.
@@ -284,8 +290,8 @@ def _services_ctx(
             hub.provide(
                 Services(
                     github=client,
-                    judge_settings=config,
-                    engine=JudgeEngine.from_config(config, llm_client, store),
+                    judge_settings=judge_settings,
+                    engine=JudgeEngine.from_settings(judge_settings, llm_client, store),
                     llm_client=llm_client,
                     max_attempts=settings.max_attempts,
                     merge=features.merge,

@@ -40,13 +40,16 @@ async def test_healthz_detail_shows_the_self_checked_tiers_without_changing_heal
     settings = make_settings(
         github_keypair.private_pem, tmp_path, JUDGE_SELF_CHECK_INTERVAL_SECONDS=3600
     )
-    config = JudgeSettings(
+    judge_settings = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model="gpt-5-nano",
         deep_model="kimi-k2.5",
     )
-    async with running_app(settings, start_workers=False, judge_settings=config) as (client, app):
+    async with running_app(settings, start_workers=False, judge_settings=judge_settings) as (
+        client,
+        app,
+    ):
         while app[TIER_BOARD].current()[0].available is None:
             await asyncio.sleep(0.01)
         plain = await client.get("/healthz")

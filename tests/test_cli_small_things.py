@@ -29,7 +29,7 @@ from bot.judge.engine.self_check import (
     connection_cause,
     list_models,
 )
-from bot.judge.engine.tier_status import TierBoard, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, statuses_from_settings
 from bot.judge.records import Tier
 from bot.judge.settings import JudgeSettings
 from bot.metrics import Metrics
@@ -96,9 +96,9 @@ def test_advice_fits_the_cause(listing: ModelListing, says: str, never: str) -> 
     assert says in text and never not in text
 
 
-async def _checked_once(config: JudgeSettings, caplog: pytest.LogCaptureFixture) -> list[str]:
+async def _checked_once(settings: JudgeSettings, caplog: pytest.LogCaptureFixture) -> list[str]:
     async with httpx.AsyncClient() as http:
-        check = SelfCheck(TierBoard(statuses_from_config(config)), config, http, Metrics())
+        check = SelfCheck(TierBoard(statuses_from_settings(settings)), settings, http, Metrics())
         with caplog.at_level(logging.INFO, logger=SELF_CHECK_LOG):
             await check.check_once()
     return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -109,8 +109,8 @@ async def test_an_unreachable_endpoint_is_named_with_its_cause(
 ) -> None:
     """The defect: "...; the tier fails open until this is fixed (set JUDGE_QUICK_MODEL).
     Models it lists: none" for an endpoint nothing listens on."""
-    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="gpt-5-nano")
-    (warning,) = await _checked_once(config, caplog)
+    settings = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="gpt-5-nano")
+    (warning,) = await _checked_once(settings, caplog)
     assert warning.startswith(
         "judge quick tier: 127.0.0.1:9 could not be reached: connection refused; "
     )
@@ -122,10 +122,10 @@ async def test_a_refused_key_asks_for_the_key(
     fake_llm: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.models = ["gpt-5-nano"]
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake_llm.base_url, llm_api_key="wrong-key", quick_model="gpt-5-nano"
     )
-    (warning,) = await _checked_once(config, caplog)
+    (warning,) = await _checked_once(settings, caplog)
     assert "refused the API key" in warning and "JUDGE_QUICK_API_KEY" in warning
     assert "JUDGE_QUICK_MODEL" not in warning and "wrong-key" not in caplog.text
 
@@ -134,10 +134,10 @@ async def test_a_model_not_listed_still_asks_for_another_model(
     fake_llm: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.models = ["llama-3.3-70b"]
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake_llm.base_url, llm_api_key="test-key", quick_model="llama3.1-70b"
     )
-    (warning,) = await _checked_once(config, caplog)
+    (warning,) = await _checked_once(settings, caplog)
     assert "(set JUDGE_QUICK_MODEL). Models it lists: llama-3.3-70b" in warning
 
 
@@ -145,9 +145,9 @@ async def test_a_connect_timeout_is_unreachable() -> None:
     def connect_timeout(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectTimeout("timed out", request=request)
 
-    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="m")
+    settings = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model="m")
     async with httpx.AsyncClient(transport=httpx.MockTransport(connect_timeout)) as http:
-        listing = await list_models(http, config.tiers()[Tier.QUICK])
+        listing = await list_models(http, settings.tiers()[Tier.QUICK])
     assert listing == ModelListing(
         None, False, "127.0.0.1:9 could not be reached: connection timed out", Trouble.UNREACHABLE
     )
@@ -163,8 +163,8 @@ async def test_a_slow_list_is_unreachable_too(
     monkeypatch.setattr(self_check, "LIST_TIMEOUT_SECONDS", 0.2)
     base = await raw_server(hang)
     async with httpx.AsyncClient() as http:
-        config = JudgeSettings(llm_base_url=base, quick_model="m")
-        listing = await list_models(http, config.tiers()[Tier.QUICK])
+        settings = JudgeSettings(llm_base_url=base, quick_model="m")
+        listing = await list_models(http, settings.tiers()[Tier.QUICK])
     assert listing.trouble is Trouble.UNREACHABLE and "in time" in (listing.problem or "")
 
 

@@ -7,7 +7,7 @@ keys (`mode:`, `paths:`, `models:`, ...). A compose file or a workflow is left a
 a file that is *meant* to be refused, use a `text` block, as the Errors section does.
 
 Accepted means what the server does with the file: `parse_repo_config` reads it, and its
-`models:` become the judge configuration `engine_for` builds (`model_overrides` over the
+`models:` become the judge settings `engine_for` builds (`model_overrides` over the
 installation's), which refuses two tiers of one model family. The installation's own models
 are picked from families the example does not use, so only the example can be at fault.
 """
@@ -107,7 +107,7 @@ def documented_examples() -> list[Example]:
     return found
 
 
-def installation_config(avoid: set[str]) -> JudgeSettings:
+def installation_settings(avoid: set[str]) -> JudgeSettings:
     """An installation with three tiers of three families, none of them in `avoid`."""
     chosen: list[str] = []
     families = set(avoid)
@@ -127,14 +127,14 @@ def installation_config(avoid: set[str]) -> JudgeSettings:
 
 def four_eyes_problem(config: RepoConfig) -> str | None:
     """Why the server would refuse these `models:` (None: it would not), built exactly as
-    `bot.judging.flow.engine_for` builds a repository's judge configuration."""
+    `bot.judging.flow.engine_for` builds a repository's judge settings."""
     overrides = model_overrides(config)
     if not overrides:
         return None
     tier_models: Sequence[str] = [
         model for tier, model in overrides.items() if tier.endswith("_model") and model
     ]
-    installation = installation_config({family_of_model(model) for model in tier_models})
+    installation = installation_settings({family_of_model(model) for model in tier_models})
     try:
         JudgeSettings(**{**installation.model_dump(), **overrides})
     except ValidationError as exc:
@@ -205,7 +205,7 @@ def test_panels_of_distinct_families_pass(text: str) -> None:
 
 
 def test_installation_never_shares_a_family_with_the_example() -> None:
-    installation = installation_config({"mistral", "google", "openai"})
+    installation = installation_settings({"mistral", "google", "openai"})
     families = {seat.family for seat in installation.tiers().values()}
     assert len(families) == 3
     assert not families & {"mistral", "google", "openai"}

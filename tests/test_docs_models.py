@@ -101,9 +101,9 @@ def settings_blocks() -> list[dict[str, str]]:
     return found
 
 
-def keys_by_host(config: JudgeSettings) -> dict[str, set[str]]:
+def keys_by_host(judge_settings: JudgeSettings) -> dict[str, set[str]]:
     hosts: dict[str, set[str]] = {}
-    for seat in config.tiers().values():
+    for seat in judge_settings.tiers().values():
         if seat.api_key is not None:
             hosts.setdefault(seat.api_key.get_secret_value(), set()).add(seat.host)
     return hosts
@@ -128,16 +128,16 @@ def test_settings_block_starts_and_sends_each_key_to_one_host(
     assert judge_names <= all_setting_names()
     for name, value in block.items():
         monkeypatch.setenv(name, value)
-    config = JudgeSettings()
+    judge_settings = JudgeSettings()
     if any(name.endswith("_MODEL") for name in block):
-        assert config.tiers(), "the block configures a judge that can run"
-    for key, hosts in keys_by_host(config).items():
+        assert judge_settings.tiers(), "the block configures a judge that can run"
+    for key, hosts in keys_by_host(judge_settings).items():
         assert len(hosts) == 1, f"{key[:8]}... goes to {sorted(hosts)}"
 
 
 def test_a_global_key_never_follows_a_tier_to_its_own_host() -> None:
     """JUDGE_LLM_API_KEY goes only to the global endpoint, never to a tier's local server."""
-    config = JudgeSettings(
+    judge_settings = JudgeSettings(
         llm_api_key="sk-global",
         llm_provider="anthropic",
         quick_model="qwen2.5:7b-instruct",
@@ -145,7 +145,7 @@ def test_a_global_key_never_follows_a_tier_to_its_own_host() -> None:
         quick_provider="openai",
         deep_model="claude-sonnet-4-5",
     )
-    assert keys_by_host(config) == {"sk-global": {"api.anthropic.com"}}
+    assert keys_by_host(judge_settings) == {"sk-global": {"api.anthropic.com"}}
 
 
 # -- the answers -------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ async def measure(change: Change) -> tuple[int, int]:
     server = FakeOpenAIServer(responder=change.answer)
     await server.start()
     try:
-        config = JudgeSettings(
+        judge_settings = JudgeSettings(
             llm_base_url=server.base_url,
             llm_api_key="test-key",
             quick_model=QUICK,
@@ -291,11 +291,15 @@ async def measure(change: Change) -> tuple[int, int]:
             ci=change.ci,
         )
         requests = judge_requests(
-            target, RepoConfig(), inputs, ResearchRules(), window_chars=window_budget(config)
+            target,
+            RepoConfig(),
+            inputs,
+            ResearchRules(),
+            window_chars=window_budget(judge_settings),
         )
         calls = tokens = 0
         async with httpx.AsyncClient() as client:
-            engine = JudgeEngine.from_config(config, client, None)
+            engine = JudgeEngine.from_settings(judge_settings, client, None)
             for request in requests:
                 record = await engine.judge(request)
                 assert record.final_decision.value == "accept"
@@ -345,17 +349,19 @@ def recipe_rows() -> dict[str, list[str]]:
 
 
 def test_the_hosted_defaults_column_is_what_the_code_defaults_to() -> None:
-    config = JudgeSettings()
+    judge_settings = JudgeSettings()
     hosted = {name: cells[1] for name, cells in recipe_rows().items()}
     assert hosted["JUDGE_TIMEOUT"] == (
-        f"{config.quick_timeout:.0f} s quick, {config.deep_timeout:.0f} s deep, "
-        f"{config.tiebreaker_timeout:.0f} s tiebreaker"
+        f"{judge_settings.quick_timeout:.0f} s quick, {judge_settings.deep_timeout:.0f} s deep, "
+        f"{judge_settings.tiebreaker_timeout:.0f} s tiebreaker"
     )
-    assert hosted["JUDGE_WALL_CLOCK_BUDGET"] == f"{config.wall_clock_budget:.0f} s"
-    assert hosted["JUDGE_MAX_OUTPUT_TOKENS"] == str(config.max_output_tokens)
-    assert hosted["JUDGE_CONTEXT_TOKENS"].startswith("unset") and config.context_tokens is None
-    assert hosted["JUDGE_RESPONSE_FORMAT"].startswith(f"`{config.response_format}`")
-    assert hosted["JUDGE_TEMPERATURE"] == f"{config.temperature:g}"
+    assert hosted["JUDGE_WALL_CLOCK_BUDGET"] == f"{judge_settings.wall_clock_budget:.0f} s"
+    assert hosted["JUDGE_MAX_OUTPUT_TOKENS"] == str(judge_settings.max_output_tokens)
+    assert (
+        hosted["JUDGE_CONTEXT_TOKENS"].startswith("unset") and judge_settings.context_tokens is None
+    )
+    assert hosted["JUDGE_RESPONSE_FORMAT"].startswith(f"`{judge_settings.response_format}`")
+    assert hosted["JUDGE_TEMPERATURE"] == f"{judge_settings.temperature:g}"
     assert hosted["JUDGE_WORKERS"] == str(Settings.model_fields["workers"].default)
 
 

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from bot.judge.doctor import background
 from bot.judge.doctor.background import PENDING, ProbeBoard, probe_ctx, probe_forever
-from bot.judge.doctor.probe import PROBE_FILE, probe_config
+from bot.judge.doctor.probe import PROBE_FILE, probe_settings
 from bot.judge.doctor.report import ALTERNATE, DoctorReport, ProbeOutcome
 from bot.judge.providers import StructuredOutputMemory
 from bot.judge.settings import JudgeSettings
@@ -48,7 +48,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
 
 
-def config_for(base_url: str, **values: Any) -> JudgeSettings:
+def settings_for(base_url: str, **values: Any) -> JudgeSettings:
     fields: dict[str, Any] = {
         "llm_base_url": base_url,
         "llm_api_key": KEY,
@@ -71,7 +71,7 @@ def llm(fake_llm: FakeOpenAIServer) -> FakeOpenAIServer:
 async def test_each_tier_is_sent_the_engines_judgment_and_reported(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    report = await probe_config(config_for(llm.base_url, deep_max_output_tokens=700), http)
+    report = await probe_settings(settings_for(llm.base_url, deep_max_output_tokens=700), http)
     assert report.ok and report.exit_code == 0 and report.warnings == ()
     quick, deep = report.probes
     assert [(p.seat, p.model, p.provider, p.host) for p in report.probes] == [
@@ -98,29 +98,29 @@ async def test_a_server_refusing_json_schema_is_asked_again_and_what_worked_is_r
     json_object, and a memory kept across probes (the server's) starts there next time."""
     llm.behaviour = llama_cpp_python(context_tokens=8192)
     memory = StructuredOutputMemory()
-    config = config_for(llm.base_url, deep_model=None)
-    first = await probe_config(config, http, memory=memory)
+    settings = settings_for(llm.base_url, deep_model=None)
+    first = await probe_settings(settings, http, memory=memory)
     assert first.ok and first.probes[0].response_format == "json_object"
     assert [r.response_format["type"] for r in llm.requests if r.response_format] == [
         "json_schema",
         "json_object",
     ]
-    again = await probe_config(config, http, memory=memory)
+    again = await probe_settings(settings, http, memory=memory)
     assert again.probes[0].response_format == "json_object" and len(llm.requests) == 3
 
 
 async def test_a_format_set_for_the_tier_is_used_and_marked(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(llm.base_url, quick_response_format="prompt")
-    quick, deep = (await probe_config(config, http)).probes
+    settings = settings_for(llm.base_url, quick_response_format="prompt")
+    quick, deep = (await probe_settings(settings, http)).probes
     assert (quick.response_format, quick.format_fixed) == ("prompt", True)
     assert (deep.response_format, deep.format_fixed) == ("json_schema", False)
     assert llm.requests_for(QUICK)[0].response_format is None
 
 
 async def test_a_refused_connection_is_unreachable_and_says_so(http: httpx.AsyncClient) -> None:
-    report = await probe_config(config_for(f"http://127.0.0.1:{free_port()}/v1"), http)
+    report = await probe_settings(settings_for(f"http://127.0.0.1:{free_port()}/v1"), http)
     assert not report.ok and report.exit_code == 1
     for probe in report.probes:
         assert (probe.outcome, probe.message) == (ProbeOutcome.UNREACHABLE, "connection refused")
@@ -133,7 +133,7 @@ async def test_a_500_keeps_the_servers_message_without_the_key(
 ) -> None:
     said = f"model crashed while loading (key {KEY} rejected)"
     llm.script(QUICK, Reply.http(500, said))
-    quick, deep = (await probe_config(config_for(llm.base_url), http)).probes
+    quick, deep = (await probe_settings(settings_for(llm.base_url), http)).probes
     assert (quick.outcome, quick.status) == (ProbeOutcome.REFUSED, 500)
     assert quick.server_message == "model crashed while loading (key *** rejected)"
     assert quick.message == "HTTP 500 from openai: " + quick.server_message
@@ -157,7 +157,7 @@ async def test_an_answer_that_is_no_judgment_is_reachable_but_not_ok(
     llm: FakeOpenAIServer, http: httpx.AsyncClient, reply: Reply, message: str
 ) -> None:
     llm.script(QUICK, reply)
-    quick = (await probe_config(config_for(llm.base_url), http)).probes[0]
+    quick = (await probe_settings(settings_for(llm.base_url), http)).probes[0]
     assert quick.outcome is ProbeOutcome.UNUSABLE and quick.reachable and not quick.ok
     assert quick.message.startswith(message)
 
@@ -166,8 +166,8 @@ async def test_a_model_slower_than_its_timeout_times_out(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
     llm.script(QUICK, Reply.slow(3, Reply.json(ACCEPT)))
-    config = config_for(llm.base_url, quick_timeout=0.3)
-    quick = (await probe_config(config, http)).probes[0]
+    settings = settings_for(llm.base_url, quick_timeout=0.3)
+    quick = (await probe_settings(settings, http)).probes[0]
     assert quick.outcome is ProbeOutcome.TIMED_OUT
     assert quick.message == "no answer within 0.3 s (JUDGE_QUICK_TIMEOUT)"
     assert 250 < quick.latency_ms < 2500
@@ -176,8 +176,10 @@ async def test_a_model_slower_than_its_timeout_times_out(
 async def test_alternates_are_probed_once_each_and_marked(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(llm.base_url, alternate_models=["llama-3.3-70b", QUICK, "llama-3.3-70b"])
-    report = await probe_config(config, http)
+    settings = settings_for(
+        llm.base_url, alternate_models=["llama-3.3-70b", QUICK, "llama-3.3-70b"]
+    )
+    report = await probe_settings(settings, http)
     assert [(p.seat, p.model) for p in report.probes] == [
         ("quick", QUICK),
         ("deep", DEEP),
@@ -189,8 +191,8 @@ async def test_alternates_are_probed_once_each_and_marked(
 async def test_two_tiers_that_are_one_model_are_warned_about(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(llm.base_url, deep_model=QUICK, deep_family="other")
-    report = await probe_config(config, http)
+    settings = settings_for(llm.base_url, deep_model=QUICK, deep_family="other")
+    report = await probe_settings(settings, http)
     assert report.warnings == (
         f"the quick and deep judges are one model ({QUICK} at "
         f"{llm.origin.removeprefix('http://')}, declared families openai, other): their "
@@ -201,8 +203,8 @@ async def test_two_tiers_that_are_one_model_are_warned_about(
 async def test_a_context_set_for_the_tier_is_reported_as_the_setting(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(llm.base_url, quick_context_tokens=8192)
-    quick, deep = (await probe_config(config, http)).probes
+    settings = settings_for(llm.base_url, quick_context_tokens=8192)
+    quick, deep = (await probe_settings(settings, http)).probes
     assert quick.context.describe() == "8192 (setting)"
     assert deep.context.tokens is None
 
@@ -211,14 +213,14 @@ async def test_the_anthropic_protocol_takes_the_schema_in_the_prompt(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
     fake_anthropic.default = Reply.json(ACCEPT)
-    config = JudgeSettings(
+    settings = JudgeSettings(
         _env_file=None,
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
         llm_api_key="test-key",
         quick_model="claude-haiku-4-5",
     )
-    (quick,) = (await probe_config(config, http)).probes
+    (quick,) = (await probe_settings(settings, http)).probes
     assert (quick.outcome, quick.response_format) == (ProbeOutcome.ANSWERED, "prompt")
     assert quick.context.detail == "the anthropic provider reports no context"
 
@@ -245,13 +247,13 @@ def standin_claude(tmp_path: Path) -> str:
 async def test_a_cli_seat_is_probed_with_the_same_tiny_call(
     tmp_path: Path, llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(
+    settings = settings_for(
         llm.base_url,
         deep_provider="claude-cli",
         deep_model="sonnet",
         claude_cli=standin_claude(tmp_path),
     )
-    quick, deep = (await probe_config(config, http)).probes
+    quick, deep = (await probe_settings(settings, http)).probes
     assert quick.ok and deep.ok
     assert (deep.provider, deep.host, deep.response_format) == (
         "claude-cli",
@@ -264,13 +266,13 @@ async def test_a_cli_seat_is_probed_with_the_same_tiny_call(
 async def test_a_cli_that_is_not_installed_is_unreachable(
     tmp_path: Path, llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    config = config_for(
+    settings = settings_for(
         llm.base_url,
         deep_provider="opencode-cli",
         deep_model="opencode/kimi-k2.5-free",
         opencode_cli=str(tmp_path / "no-such-opencode"),
     )
-    deep = (await probe_config(config, http)).probes[1]
+    deep = (await probe_settings(settings, http)).probes[1]
     assert deep.outcome is ProbeOutcome.UNREACHABLE
     assert deep.message.startswith("opencode-cli could not start 'no-such-opencode'")
 
@@ -278,7 +280,7 @@ async def test_a_cli_that_is_not_installed_is_unreachable(
 async def test_no_tier_configured_is_an_empty_report_that_is_not_ok(
     http: httpx.AsyncClient,
 ) -> None:
-    report = await probe_config(JudgeSettings(_env_file=None), http)
+    report = await probe_settings(JudgeSettings(_env_file=None), http)
     assert report.probes == () and not report.ok
 
 
@@ -299,10 +301,10 @@ async def test_the_local_servers_with_their_defaults(
     context: str,
 ) -> None:
     async with server() as local:
-        config = JudgeSettings(
+        settings = JudgeSettings(
             _env_file=None, llm_base_url=local.base_url, quick_model=model, quick_timeout=10
         )
-        (quick,) = (await probe_config(config, http)).probes
+        (quick,) = (await probe_settings(settings, http)).probes
     assert quick.outcome is ProbeOutcome.ANSWERED, quick.message
     assert (quick.response_format, quick.context.describe()) == (fmt, context)
 
@@ -316,8 +318,8 @@ async def test_the_background_probe_repeats_with_one_memory_until_stopped(
     llm.behaviour = llama_cpp_python(context_tokens=8192)
     board = ProbeBoard(PENDING)
     stop = asyncio.Event()
-    config = config_for(llm.base_url, deep_model=None)
-    task = asyncio.create_task(probe_forever(board, config, http, stop, 0.05))
+    settings = settings_for(llm.base_url, deep_model=None)
+    task = asyncio.create_task(probe_forever(board, settings, http, stop, 0.05))
     async with asyncio.timeout(10):
         while len(llm.requests) < 3:
             await asyncio.sleep(0.01)
@@ -333,7 +335,7 @@ async def test_the_cleanup_context_probes_with_the_client_it_is_given_and_leaves
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
     board = ProbeBoard(PENDING)
-    lifetime = probe_ctx(board, config_for(llm.base_url), interval=3600, client=http)(
+    lifetime = probe_ctx(board, settings_for(llm.base_url), interval=3600, client=http)(
         web.Application()
     )
     await anext(lifetime)
@@ -357,12 +359,12 @@ async def test_a_probe_that_crashes_is_logged_and_the_next_round_runs(
         rounds.append(len(rounds))
         if len(rounds) == 1:
             raise RuntimeError("a bug in the probe")
-        return await probe_config(*args, **kwargs)
+        return await probe_settings(*args, **kwargs)
 
-    monkeypatch.setattr(background, "probe_config", flaky)
+    monkeypatch.setattr(background, "probe_settings", flaky)
     board = ProbeBoard(PENDING)
     stop = asyncio.Event()
-    task = asyncio.create_task(probe_forever(board, config_for(llm.base_url), http, stop, 0.01))
+    task = asyncio.create_task(probe_forever(board, settings_for(llm.base_url), http, stop, 0.01))
     async with asyncio.timeout(10):
         while board.current() is None:
             await asyncio.sleep(0.01)

@@ -99,8 +99,8 @@ def engine(
             "tiebreaker_timeout": 5.0,
         }
         values.update(overrides)
-        config = JudgeSettings(_env_file=None, **values)
-        return JudgeEngine(config, build_panel(config, client), sqlite_storage)
+        settings = JudgeSettings(_env_file=None, **values)
+        return JudgeEngine(settings, build_panel(settings, client), sqlite_storage)
 
     return build
 
@@ -311,8 +311,8 @@ async def test_four_eyes_refusal(fake_llm: FakeOpenAIServer, engine: Build) -> N
 
 
 async def test_no_model_configured(sqlite_storage: SqliteStorage) -> None:
-    config = JudgeSettings(_env_file=None)
-    record = await JudgeEngine(config, None, sqlite_storage).judge(request())
+    settings = JudgeSettings(_env_file=None)
+    record = await JudgeEngine(settings, None, sqlite_storage).judge(request())
     metrics = observed(record)
     assert_moved(
         metrics,
@@ -322,8 +322,8 @@ async def test_no_model_configured(sqlite_storage: SqliteStorage) -> None:
 
 
 async def test_mechanical_reject_is_a_verdict_not_a_refusal(sqlite_storage: SqliteStorage) -> None:
-    config = JudgeSettings(_env_file=None)
-    record = await JudgeEngine(config, None, sqlite_storage).judge(
+    settings = JudgeSettings(_env_file=None)
+    record = await JudgeEngine(settings, None, sqlite_storage).judge(
         request("# Notes\n\n<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> main\n")
     )
     assert (record.mode, record.final_decision) == ("mechanical", Verdict.REJECT)

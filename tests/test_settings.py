@@ -198,10 +198,10 @@ JUDGE_DOTENV = (
 def test_judge_settings_in_dotenv_are_read(tmp_path: Path) -> None:
     """The defect: JUDGE_* in .env were ignored, so every change came out undetermined."""
     (tmp_path / ".env").write_text(JUDGE_DOTENV)
-    config = settings_module.load_judge_settings()
-    assert config.llm_configured
-    assert config.tiers()[Tier.QUICK].model == "gpt-5-nano"
-    assert config.mode == "blocking"
+    judge_settings = settings_module.load_judge_settings()
+    assert judge_settings.llm_configured
+    assert judge_settings.tiers()[Tier.QUICK].model == "gpt-5-nano"
+    assert judge_settings.mode == "blocking"
 
 
 def test_the_environment_wins_over_dotenv_for_judge_settings(

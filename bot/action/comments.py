@@ -38,7 +38,7 @@ from bot.judging.target import Target, target_from_pull_request
 EARLIER_RUN = "earlier-run"
 
 
-async def on_comment(event: Event, context: Context) -> str | None:
+async def carry_out_comment(event: Event, context: Context) -> str | None:
     """Carry out a `/judge` comment; the pull request's head it was about, if any."""
     comment = event.data["comment"]
     command = parse_command(str(comment.get("body") or ""))

@@ -179,7 +179,7 @@ def _context(
     services = Services(
         github=github,
         judge_settings=settings.judge,
-        engine=JudgeEngine.from_config(settings.judge, llm, storage),
+        engine=JudgeEngine.from_settings(settings.judge, llm, storage),
         llm_client=llm,
         # One attempt: a run that fails completes its check run (gave up) rather than
         # leaving it in progress, and the job's log says why.
@@ -226,7 +226,7 @@ async def _handle(event: Event, context: Context, settings: RunSettings) -> RunO
             await merging.on_merge_group(event, context)
         head_sha = str(data["merge_group"]["head_sha"])
     else:
-        head_sha = await comments.on_comment(event, context)
+        head_sha = await comments.carry_out_comment(event, context)
     return await outcome_for(context, repository, head_sha)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 from bot.cli.terminal import err, out
-from bot.judge.doctor.probe import probe_config
+from bot.judge.doctor.probe import probe_settings
 from bot.judge.doctor.report import DoctorReport
 from bot.judge.settings import JudgeSettings
 from bot.settings import SettingsError, load_judge_settings
@@ -45,24 +45,24 @@ Settings: JUDGE_* from the environment or .env (docs/doctor.md).
 """
 
 
-async def _probe(config: JudgeSettings) -> DoctorReport:
+async def _probe(settings: JudgeSettings) -> DoctorReport:
     async with httpx.AsyncClient() as client:
-        return await probe_config(config, client)
+        return await probe_settings(settings, client)
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     try:
-        config = load_judge_settings()
+        settings = load_judge_settings()
     except SettingsError as exc:
         err(f"judge-bot: configuration error: {exc}; nothing was probed")
         return EXIT_SETTINGS
-    if not config.llm_configured:
+    if not settings.llm_configured:
         err(NOT_CONFIGURED)
         return EXIT_SETTINGS
-    return show(asyncio.run(_probe(config)), as_json=args.json)
+    return print_report(asyncio.run(_probe(settings)), as_json=args.json)
 
 
-def show(report: DoctorReport, *, as_json: bool) -> int:
+def print_report(report: DoctorReport, *, as_json: bool) -> int:
     """Print the report (the table, or JSON and, when a seat failed, why on stderr too);
     the exit status it calls for."""
     if as_json:

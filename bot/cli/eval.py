@@ -48,7 +48,7 @@ _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 async def judge_all(
-    config: JudgeSettings,
+    settings: JudgeSettings,
     examples: list[LabelledExample],
     *,
     swap: bool,
@@ -59,7 +59,7 @@ async def judge_all(
     """Every example through one engine without storage (bot.evaluation.runner)."""
     limits = httpx.Limits(max_connections=max(concurrency * 2, 10))
     async with httpx.AsyncClient(limits=limits) as client:
-        engine = JudgeEngine.from_config(config, client, None)
+        engine = JudgeEngine.from_settings(settings, client, None)
         runner = Runner(
             engine.judge,
             swap=swap,
@@ -79,13 +79,13 @@ def _width(args: argparse.Namespace) -> int | None:
 
 def _evaluate(args: argparse.Namespace) -> int:
     try:
-        config = load_judge_settings()
+        settings = load_judge_settings()
         research = load_judge_section(ResearchSettings).rules()
         limits = load_judge_section(CalibrationThresholds)
     except SettingsError as exc:
         err(f"judge-bot: configuration error: {exc}")
         return 2
-    if not config.llm_configured:
+    if not settings.llm_configured:
         err("judge-bot: no LLM judge is configured (JUDGE_LLM_BASE_URL or a tier's own "
             "endpoint, docs/configuration.md): there is no panel to measure")  # fmt: skip
         return 2
@@ -97,18 +97,18 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 2
     if args.limit is not None:
         examples = examples[: args.limit]
-    return asyncio.run(_judge_and_report(args, config, examples, research, limits))
+    return asyncio.run(_judge_and_report(args, settings, examples, research, limits))
 
 
 async def _judge_and_report(
     args: argparse.Namespace,
-    config: JudgeSettings,
+    settings: JudgeSettings,
     examples: list[LabelledExample],
     research: ResearchRules,
     limits: CalibrationThresholds,
 ) -> int:
     judged = await judge_all(
-        config,
+        settings,
         examples,
         swap=not args.no_swap,
         sensitive=args.sensitive,

@@ -121,17 +121,17 @@ def _known_paths(cwd: Path) -> frozenset[str]:
 
 
 async def _with_engine(
-    config: JudgeSettings, storage: Storage | None, request: JudgeRequest
+    settings: JudgeSettings, storage: Storage | None, request: JudgeRequest
 ) -> JudgedChange:
     if storage is not None:
         await storage.open()
     try:
         async with httpx.AsyncClient() as client:
-            engine = JudgeEngine.from_config(config, client, storage)
+            engine = JudgeEngine.from_settings(settings, client, storage)
             return await judge_change(
                 engine,
                 request,
-                at_once=requests_at_once(local_only(config)),
+                at_once=requests_at_once(local_only(settings)),
                 say=lambda line: err(f"judge-bot: {line}"),
             )
     finally:
@@ -199,22 +199,22 @@ NO_LIMIT = 1_000_000
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
-def local_only(config: JudgeSettings) -> bool:
+def local_only(settings: JudgeSettings) -> bool:
     """Every configured tier is served on this machine (a local model server)."""
-    hosts = [urlsplit(seat.base_url).hostname or "" for seat in config.tiers().values()]
+    hosts = [urlsplit(seat.base_url).hostname or "" for seat in settings.tiers().values()]
     return bool(hosts) and all(h in _LOOPBACK or h.startswith("127.") for h in hosts)
 
 
-def cli_limits(config: JudgeSettings) -> JudgeSettings:
+def cli_limits(settings: JudgeSettings) -> JudgeSettings:
     """The App's throttle and daily budgets protect spend on hosted models; a local trial
     against a model on this machine spends nothing, so unless the user set them they do
     not apply there."""
-    if not local_only(config):
-        return config
+    if not local_only(settings):
+        return settings
     unset = {"throttle_per_hour", "daily_call_budget", "daily_token_budget"}
-    unset -= config.model_fields_set
+    unset -= settings.model_fields_set
     free = {"throttle_per_hour": NO_LIMIT, "daily_call_budget": None, "daily_token_budget": None}
-    return config.model_copy(update={name: free[name] for name in unset})
+    return settings.model_copy(update={name: free[name] for name in unset})
 
 
 def _show(change: JudgedChange, args: argparse.Namespace, url: str) -> None:
@@ -255,7 +255,7 @@ def _show_parts(change: JudgedChange, url: str) -> None:
 
 def _cmd_judge(args: argparse.Namespace) -> int:
     try:
-        config = cli_limits(load_judge_settings())
+        settings = cli_limits(load_judge_settings())
         research = load_judge_section(ResearchSettings).rules()
         url = _database_url(args)
     except SettingsError as exc:
@@ -272,7 +272,7 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         err(f"judge-bot: storage error: {exc}; nothing was judged")
         return EXIT_UNDETERMINED
     try:
-        change = asyncio.run(_with_engine(config, storage, request))
+        change = asyncio.run(_with_engine(settings, storage, request))
     except Exception as exc:
         # Provider problems are verdicts already; what lands here is storage or a bug.
         # File-system and SQLite messages are printed; others only by type, since a
@@ -291,28 +291,28 @@ def _cmd_judge(args: argparse.Namespace) -> int:
 
 
 async def _pre_push(
-    args: argparse.Namespace, config: JudgeSettings, url: str, stdin_text: str
+    args: argparse.Namespace, settings: JudgeSettings, url: str, stdin_text: str
 ) -> int:
     git = Git(Path.cwd())
     storage = storage_from_url(url)
     await storage.open()
     try:
         async with httpx.AsyncClient() as client:
-            engine = JudgeEngine.from_config(config, client, storage)
-            if not config.llm_configured:
+            engine = JudgeEngine.from_settings(settings, client, storage)
+            if not settings.llm_configured:
                 err("[judge] no LLM judge configured: mechanical checks only")
             return await run_hook(
                 git=git,
                 stdin_text=stdin_text,
                 remote=args.remote,
                 remote_url=args.url,
-                mode=config.mode,
-                authors=config.authors,
-                patterns=config.paths,
+                mode=settings.mode,
+                authors=settings.authors,
+                patterns=settings.paths,
                 judge=lambda request: judge_change(
                     engine,
                     request,
-                    at_once=requests_at_once(local_only(config)),
+                    at_once=requests_at_once(local_only(settings)),
                     say=lambda line: err(f"[judge] {line}"),
                 ),
                 say=err,
@@ -351,12 +351,12 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
         return 0
     stdin_text = sys.stdin.read()
     try:
-        config = load_judge_settings()
+        settings = load_judge_settings()
         url = _database_url(args)
     except SettingsError as exc:
         return _configuration_refused(str(exc))
     try:
-        return asyncio.run(_pre_push(args, config, url, stdin_text))
+        return asyncio.run(_pre_push(args, settings, url, stdin_text))
     except BrokenPipeError:
         raise  # stderr is gone: nothing more can be said (guard_closed_stdout)
     except (GitError, OSError, ValueError) as exc:

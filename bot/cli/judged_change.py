@@ -130,12 +130,12 @@ async def judge_change(
 ) -> JudgedChange:
     """Judge `request` in the parts its deciding judges read whole (module docstring);
     `say` hears, before the judges are asked, why there are several."""
-    if not engine.config.llm_configured:
+    if not engine.settings.llm_configured:
         # Only the mechanical checks judge: nothing reads in windows.
         whole = Part(tuple(request.files), tuple(request.context.diffs))
         return combine([JudgedPart(whole, await engine.judge(request))])
     contexts = await engine.tier_contexts()
-    budget = fitted_window_budget(engine.config, contexts)
+    budget = fitted_window_budget(engine.settings, contexts)
     planned = plan_request(request, budget)
     plan = plan_line(request, planned, budget, contexts)
     if plan:
@@ -144,7 +144,7 @@ async def judge_change(
     if change.cause is not Cause.PARTIAL_VIEW:
         return change
     learned = await engine.tier_contexts()
-    budget = fitted_window_budget(engine.config, learned)
+    budget = fitted_window_budget(engine.settings, learned)
     again = plan_request(request, budget)
     if len(again) <= len(planned):
         return change

@@ -55,7 +55,7 @@ class Cached(Generic[V]):
     took: float
 
 
-def plan(cached: Cached[V] | None, now: float, policy: Freshness) -> CacheAction:
+def cache_action(cached: Cached[V] | None, now: float, policy: Freshness) -> CacheAction:
     """What to do for one request."""
     if cached is None:
         return CacheAction.COMPUTE
@@ -101,7 +101,7 @@ class ViewCache(Generic[K, V]):
 
     async def get(self, key: K) -> Cached[V]:
         cached = self._entries.get(key)
-        action = plan(cached, self._monotonic(), self._policy)
+        action = cache_action(cached, self._monotonic(), self._policy)
         if cached is None or action is CacheAction.COMPUTE:
             # Perhaps joined: a computation that read the log before this request began.
             cached = await asyncio.shield(self._start(key))

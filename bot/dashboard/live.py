@@ -1,7 +1,7 @@
 """The views as the page shows them: computed from one full read of the window, then
 brought up to date at every request with what was appended since (`reading.fold`), so a
 record written a moment ago is counted on the next page load. The decisions are pure
-(`reading.fold`, `watermark`, `freshness.plan`); the reads and the counting are here.
+(`reading.fold`, `watermark`, `freshness.cache_action`); the reads and the counting are here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Judging a dataset: each labelled change through the engine `judge-bot judge` uses, and
 again with its files in another order for swap consistency.
 
-The engine is passed in as a `Panel` (the CLI builds it with `JudgeEngine.from_config`
+The engine is passed in as a `Panel` (the CLI builds it with `JudgeEngine.from_settings`
 and no storage): an evaluation's judgments are not appended to the verdict log, where
 calibration would count them as the App's, and they neither read nor fill the verdict
 cache, so the second order is really judged again. Without storage the engine keeps no

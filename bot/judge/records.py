@@ -36,9 +36,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -275,6 +275,21 @@ def go_no_go_of(verdict: Verdict) -> GoNoGo:
     if verdict in (Verdict.IMPROVE, Verdict.REJECT):
         return "NO-GO"
     return "UNDETERMINED"
+
+
+class _Answerable(Protocol):
+    @property
+    def verdict(self) -> Verdict | None: ...
+
+
+_Round = TypeVar("_Round", bound=_Answerable)
+
+
+def deciding_round(rounds: Sequence[_Round]) -> _Round | None:
+    """The last round that answered (a failed round has no verdict and no scores): the
+    one the GO/NO-GO label is read from. A record's `RoundRecord`s, or the reports'
+    compact facts of them."""
+    return next((r for r in reversed(rounds) if r.verdict is not None), None)
 
 
 def verdict_json_schema() -> dict[str, Any]:

@@ -35,7 +35,7 @@ first tier speaking that provider, else the global endpoint when the provider is
 was configured with, so an OpenAI or proxy key never reaches Anthropic's endpoint.
 
 The four-eyes rule starts here: two tiers of one family would not be independent, so
-such a config is refused unless `JUDGE_ALLOW_SHARED_FAMILY=true` (`validate_tiers`).
+such settings are refused unless `JUDGE_ALLOW_SHARED_FAMILY=true` (`validate_tiers`).
 
 Validation errors never echo input values (`hide_input_in_errors`): they may be keys.
 """
@@ -153,11 +153,11 @@ class Endpoint:
 
     @property
     def host(self) -> str:
-        """The base URL's host and port only (`host_of`)."""
-        return host_of(self.provider, self.base_url)
+        """The base URL's host and port only (`seat_host`)."""
+        return seat_host(self.provider, self.base_url)
 
 
-def host_of(provider: str, base_url: str) -> str:
+def seat_host(provider: str, base_url: str) -> str:
     """The base URL's host and port only: a URL may carry a user, a password or a key in
     its query, and this is what a log line shows. A CLI seat: `local` and the command's
     name (its directory may name a person)."""

@@ -16,9 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.judge.engine.judgment import deciding_round
 from bot.judge.engine.review_context import EarlierVerdict
-from bot.judge.records import RubricName, VerdictRecord
+from bot.judge.records import RubricName, VerdictRecord, deciding_round
 
 EARLIER_SHAS = 3
 REASONING_LIMIT = 300
@@ -40,7 +39,7 @@ def earlier_verdicts(
         latest[record.head_sha] = record
     shown: list[EarlierVerdict] = []
     for record in reversed(latest.values()):
-        findings = findings_of(record)
+        findings = left_to_address(record)
         if record.human_override or not findings:
             continue
         shown.append(
@@ -54,7 +53,7 @@ def earlier_verdicts(
     return shown[:EARLIER_SHAS]
 
 
-def findings_of(record: VerdictRecord) -> list[str]:
+def left_to_address(record: VerdictRecord) -> list[str]:
     """What a record found missing or to improve: the deciding judge's missing items and
     improvements, then the hard mechanical findings, each once."""
     found: list[str] = []

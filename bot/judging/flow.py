@@ -124,7 +124,7 @@ def engine_for(services: Services, config: RepoConfig, storage: Storage) -> Judg
         except ValidationError as exc:
             message = str(exc.errors()[0].get("msg", "invalid models"))
             raise RepoModelsError(message.removeprefix("Value error, ")) from None
-        engine = JudgeEngine.from_config(judge_settings, services.llm_client, storage)
+        engine = JudgeEngine.from_settings(judge_settings, services.llm_client, storage)
         services.repo_engines[key] = engine
     return engine
 
@@ -403,7 +403,7 @@ async def judge_groups(
 ) -> list[VerdictRecord]:
     # Every request fits what the deepest judge reads whole: a long file is judged in
     # windows and a large change in batches, all of which must accept.
-    window = fitted_window_budget(engine.config, await engine.tier_contexts())
+    window = fitted_window_budget(engine.settings, await engine.tier_contexts())
     requests = judge_requests(target, config, inputs, research, window_chars=window)
     # A change of many batches and windows must not flood the providers into refusals.
     slots = asyncio.Semaphore(REQUESTS_AT_ONCE)

@@ -105,7 +105,7 @@ async def on_judged(
     `content` fingerprints what the judges read (None for a person's decision)."""
     if target.pull_number is None:
         return None
-    tripped = await breaker_flow.record(context, target, verdict, content)
+    tripped = await breaker_flow.count_outcome(context, target, verdict, content)
     decided_by = None if actor.startswith("judge (") else actor  # logins have no spaces
     await submit_review(context, config, target, verdict, records, decided_by=decided_by)
     storage = context.storage

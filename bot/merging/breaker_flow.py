@@ -2,7 +2,8 @@
 the hold on automatic judgments, and what a trip or a reset does on GitHub.
 
     judging, before the judges:  held(context, target) ─> a neutral run's output, or None
-    approval.on_judged:          record(...) ─> trip: label, comment, one notice; the run's line
+    approval.on_judged:          count_outcome(...) ─> trip: label, comment, one notice;
+                                 the run's line
     commands, /judge rerun:      reset(...) ─> state forgotten, the label taken off
 
 The decisions are `breaker.after_judgment` and `breaker.automatic_hold`.
@@ -75,7 +76,9 @@ async def held(context: Context, target: Target, content: str | None) -> CheckRu
     return None if hold is None else hold_output(hold, policy)
 
 
-async def record(context: Context, target: Target, verdict: str, content: str | None) -> str | None:
+async def count_outcome(
+    context: Context, target: Target, verdict: str, content: str | None
+) -> str | None:
     """Count a final outcome; when it trips a breaker, label and tell, and return the line
     for the `judge` run."""
     assert target.pull_number is not None

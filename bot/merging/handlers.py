@@ -78,7 +78,7 @@ from bot.merging.merge_group import (
     merged_heads,
     pass_summary,
     pull_with_head,
-    queued_pulls,
+    pulls_named_by_ref,
 )
 from bot.merging.merge_metrics import observe_merge
 from bot.storage.base import MergeStatus
@@ -395,7 +395,7 @@ async def _group_pulls(
         number = pull_with_head(await gateway.pulls_with_commit(head), head, base)
         if number is not None:
             heads.setdefault(number, head)
-    for number in queued_pulls(str(group["head_ref"])):
+    for number in pulls_named_by_ref(str(group["head_ref"])):
         if number not in heads:
             heads[number] = str((await gateway.pull(number))["head"]["sha"])
     pulls = []

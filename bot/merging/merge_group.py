@@ -76,7 +76,7 @@ class GroupDecision:
     """Pull requests rejected at the head the group merges (FAIL)."""
 
 
-def queued_pulls(head_ref: str) -> tuple[int, ...]:
+def pulls_named_by_ref(head_ref: str) -> tuple[int, ...]:
     """The pull request a merge group's ref names (empty when the ref is not a queue's)."""
     match = _QUEUE_PULL.search(head_ref)
     return () if match is None else (int(match.group(1)),)

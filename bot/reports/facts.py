@@ -101,11 +101,6 @@ class RecordFact(NamedTuple):
         return self.change[1] or None
 
 
-def deciding_round(rounds: Sequence[RoundFact]) -> RoundFact | None:
-    """The last round that answered: the one the GO/NO-GO label was read from."""
-    return next((r for r in reversed(rounds) if r.verdict is not None), None)
-
-
 class _Rounds:
     """Decoded rounds by their stored text. A window repeats a handful of shapes (which
     tiers ran, which models, what they said) thousands of times."""

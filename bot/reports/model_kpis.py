@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bot.judge.authorship import family_of_model
-from bot.judge.records import Verdict
-from bot.reports.facts import RoundFact, deciding_round
+from bot.judge.records import Verdict, deciding_round
+from bot.reports.facts import RoundFact
 from bot.reports.measures import (
     Availability,
     Mistakes,

@@ -102,7 +102,7 @@ def subject_keys(facts: Iterable[RecordFact]) -> set[SubjectKey]:
     }
 
 
-def findings_of(record: VerdictRecord) -> list[str]:
+def why_flagged(record: VerdictRecord) -> list[str]:
     """Why the item is flagged, as lines: the reason, the checks' findings, the judges'
     reasoning and what they asked to improve."""
     lines = [f"reason: {record.reason}"] if record.reason else []
@@ -189,7 +189,7 @@ def flagged_item(
         verdict=fact.decision.value,
         go_no_go=fact.label,
         scores={} if record is None else dict(record.scores),
-        findings=[UNREAD_RECORD] if record is None else findings_of(record),
+        findings=[UNREAD_RECORD] if record is None else why_flagged(record),
         link=None if subject is None else subject.url,
         override=override,
         tags=[scrub_secrets(t) for t in fact.tags],

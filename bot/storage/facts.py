@@ -91,7 +91,7 @@ AFTER: Final = Sql(
 LAST_SEQ: Final = Sql("SELECT COALESCE(MAX(seq), 0) FROM verdict_facts")
 
 
-def facts_of_rows(rows: Sequence[Row], time_of: Callable[[Any], datetime]) -> list[VerdictFacts]:
+def verdict_facts_of(rows: Sequence[Row], time_of: Callable[[Any], datetime]) -> list[VerdictFacts]:
     return [
         VerdictFacts(
             r[0],

@@ -124,7 +124,7 @@ class Ledger(SqlStore):
     async def list_verdict_facts_after(self, seq: int, *, limit: int) -> list[VerdictFacts]:
         db = self._sql
         rows = await db.rows(facts.AFTER, after=seq, limit=limit)
-        return facts.facts_of_rows(rows, db.time_of)
+        return facts.verdict_facts_of(rows, db.time_of)
 
     # -- usage counters ------------------------------------------------------
     async def record_usage(self, scope: str, at: datetime, amount: int = 1) -> None:

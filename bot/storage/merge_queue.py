@@ -182,7 +182,7 @@ def _event_of(db: Values, row: Row) -> MergeEvent:
     )
 
 
-async def record(
+async def record_event(
     db: Executor,
     entry: MergeEntry,
     from_status: MergeStatus | None,
@@ -260,7 +260,9 @@ class MergeQueue(MergeQueueBatches):
                 )
             assert row is not None
             stored = entry_of(db, row)
-            await record(db, stored, None if current is None else current.status, actor, reason, at)
+            await record_event(
+                db, stored, None if current is None else current.status, actor, reason, at
+            )
         return stored
 
     async def active_merge(self, repository: str, pull_number: int) -> MergeEntry | None:
@@ -297,7 +299,7 @@ class MergeQueue(MergeQueueBatches):
             )
             if row is None:
                 return False
-            await record(
+            await record_event(
                 db, entry_of(db, row), MergeStatus.PROCESSING, settle.actor, settle.reason, at
             )
         return True
@@ -322,7 +324,7 @@ class MergeQueue(MergeQueueBatches):
             )
             assert row is not None
             ended = entry_of(db, row)
-            await record(db, ended, current.status, actor, reason, at)
+            await record_event(db, ended, current.status, actor, reason, at)
         return ended
 
     async def nudge_merge_queue(
@@ -355,7 +357,7 @@ class MergeQueue(MergeQueueBatches):
             assert row is not None
             stored = entry_of(db, row)
             reason = f"priority {priority.value}, set by @{actor}"
-            await record(db, stored, current.status, actor, reason, at)
+            await record_event(db, stored, current.status, actor, reason, at)
         return stored
 
     async def next_merge_due(self) -> datetime | None:

@@ -31,7 +31,7 @@ class PostgresLedger(PostgresConnectionBase):
             None if repository is None else repository.lower(), start
         )
         rows = await self._db.fetch(statement.postgres, *args)
-        return facts.facts_of_rows(rows, self._values.time_of)
+        return facts.verdict_facts_of(rows, self._values.time_of)
 
     async def list_verdict_repositories(self, *, since: datetime | None = None) -> list[str]:
         rows = await self._db.fetch(

@@ -17,7 +17,7 @@ from typing import Any, Final
 from bot.storage._codec import from_micros, load_json
 from bot.storage._inline_sqlite import InlineConnection
 from bot.storage.base import VerdictFacts
-from bot.storage.facts import INSERT, facts_of_rows, facts_params
+from bot.storage.facts import INSERT, facts_params, verdict_facts_of
 
 CREATE: Final[tuple[str, ...]] = (
     """
@@ -84,4 +84,4 @@ def read_facts_apart(path: str, sql: str, params: Sequence[Any]) -> list[Verdict
         rows = connection.execute(sql, params).fetchall()
     finally:
         connection.close()
-    return facts_of_rows(rows, from_micros)
+    return verdict_facts_of(rows, from_micros)

@@ -11,7 +11,7 @@ from typing import Final
 
 from bot.storage._codec import require_utc
 from bot.storage.base import MergeEntry, MergeStatus
-from bot.storage.merge_queue import ACTIVE, COLUMNS, IS_HEAD, entry_of, record
+from bot.storage.merge_queue import ACTIVE, COLUMNS, IS_HEAD, entry_of, record_event
 from bot.storage.sql import Sql
 from bot.storage.sqlite_connection import SqliteConnectionBase
 
@@ -48,5 +48,5 @@ class SqliteMergeQueue(SqliteConnectionBase):
                     if entry.reason.startswith("lease expired")
                     else MergeStatus.PENDING
                 )
-                await record(db, entry, before, worker_id, entry.reason, at)
+                await record_event(db, entry, before, worker_id, entry.reason, at)
         return claimed

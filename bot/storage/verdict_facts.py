@@ -70,16 +70,16 @@ def _columns(record: Mapping[str, Any]) -> FactColumns:
         mode=mode if isinstance(mode, str) else None,
         decided_by=_optional_text(record.get("decided_by")),
         overridden=record.get("human_override") is True,
-        rounds=_compact(rounds_of(record)),
+        rounds=_compact(round_facts(record)),
         calls=_compact([_call(c) for c in record.get("calls") or ()]),
         tags=tags_of(record),
         readable=True,
     )
 
 
-def rounds_of(record: Mapping[str, Any]) -> list[list[str | None]]:
-    """Every round in order; as `bot.record_view.rounds_of`, the top-level fields are the
-    last round unless `previous_rounds` lists it already."""
+def round_facts(record: Mapping[str, Any]) -> list[list[str | None]]:
+    """Every round in order, as the `rounds` column keeps it; as `bot.record_view.rounds_of`,
+    the top-level fields are the last round unless `previous_rounds` lists it already."""
     previous = record.get("previous_rounds") or ()
     rounds = [_round(r) for r in sorted(previous, key=_number)]
     listed = {_number(r) for r in previous}

@@ -106,10 +106,10 @@ def test_which_endpoints_are_the_runners_own(base_url: str, own: bool) -> None:
 def test_a_run_without_secrets_judges_when_no_judge_needs_a_key(
     settings: dict[str, Any], needs: bool
 ) -> None:
-    config = judges(**settings)
-    assert (needs_keys(payload(head="them/hello"), config) is Withheld.FORK) is needs
+    judge_settings = judges(**settings)
+    assert (needs_keys(payload(head="them/hello"), judge_settings) is Withheld.FORK) is needs
     # A run with the repository's secrets always judges.
-    assert needs_keys(payload(), config) is None
+    assert needs_keys(payload(), judge_settings) is None
 
 
 def test_the_words_say_whose_run_it_is_and_what_a_maintainer_can_do() -> None:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from bot.dashboard.freshness import CacheAction, Cached, Freshness, ViewCache, plan
+from bot.dashboard.freshness import CacheAction, Cached, Freshness, ViewCache, cache_action
 
 POLICY = Freshness(max_age_seconds=60, wait_limit_seconds=0.25, max_entries=2)
 
@@ -28,8 +28,8 @@ def cached(computed_at: float = 100.0, took: float = 0.1) -> Cached[str]:
         (cached(took=3.0), 120.0, CacheAction.SERVE),
     ],
 )
-def test_plan(entry: Cached[str] | None, now: float, action: CacheAction) -> None:
-    assert plan(entry, now, POLICY) is action
+def test_cache_action(entry: Cached[str] | None, now: float, action: CacheAction) -> None:
+    assert cache_action(entry, now, POLICY) is action
 
 
 class Clock:

@@ -46,7 +46,7 @@ def first_file_decides(recorded: RecordedRequest) -> Reply:
 
 
 @pytest.fixture
-def config(fake_llm: FakeOpenAIServer) -> JudgeSettings:
+def settings(fake_llm: FakeOpenAIServer) -> JudgeSettings:
     return JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
@@ -57,9 +57,9 @@ def config(fake_llm: FakeOpenAIServer) -> JudgeSettings:
     )
 
 
-async def run(config: JudgeSettings, items: list[LabelledExample], **options: Any) -> Any:
+async def run(settings: JudgeSettings, items: list[LabelledExample], **options: Any) -> Any:
     async with httpx.AsyncClient() as client:
-        engine = JudgeEngine.from_config(config, client, None)
+        engine = JudgeEngine.from_settings(settings, client, None)
         return await Runner(engine.judge, **options).run(items)
 
 
@@ -90,14 +90,14 @@ def test_request_for_a_diff_reorders_its_hunks_too() -> None:
 
 
 async def test_each_change_is_judged_and_judged_again_in_another_order(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.responder = first_file_decides
     items = dataset(
         example("one", "docs/a.md"),
         example("two", "docs/a.md", "docs/b.md", expected="reject"),
     )
-    one, two = await run(config, items)
+    one, two = await run(settings, items)
     assert (one.name, one.expected, one.decision, one.label) == ("one", Verdict.ACCEPT,
                                                                Verdict.ACCEPT, "GO")  # fmt: skip
     assert one.swapped is None and one.swap_calls == ()  # one file: no other order
@@ -116,32 +116,32 @@ async def test_each_change_is_judged_and_judged_again_in_another_order(
 
 
 async def test_no_swap_judges_each_change_once(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
     items = dataset(
         example("two", "docs/a.md", "docs/b.md"), example("same", "docs/a.md", "docs/b.md")
     )
-    got = await run(config, items, swap=False)
+    got = await run(settings, items, swap=False)
     assert [j.swapped for j in got] == [None, None]
     # Two changes of the same content are both judged: no verdict cache without storage.
     assert len(fake_llm.requests) == 2
 
 
 async def test_sensitive_sends_every_change_to_the_deep_tier(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
-    (judged,) = await run(config, dataset(example("one", "docs/a.md")), sensitive=True)
+    (judged,) = await run(settings, dataset(example("one", "docs/a.md")), sensitive=True)
     assert [r.tier for r in judged.rounds] == ["quick", "deep"]
     assert judged.decision is Verdict.ACCEPT
 
 
 async def test_a_server_error_is_an_undetermined_change_not_a_crash(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.server_error()
-    (judged,) = await run(config, dataset(example("one", "docs/a.md")))
+    (judged,) = await run(settings, dataset(example("one", "docs/a.md")))
     assert judged.decision is Verdict.UNDETERMINED
     assert judged.label == "UNDETERMINED"
     assert [r.verdict for r in judged.rounds] == [None]
@@ -166,13 +166,13 @@ class Counting:
 
 
 async def test_at_most_concurrency_changes_are_judged_at_once(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT, delay=0.05)
     items = dataset(*(example(f"c{n}", "docs/a.md") for n in range(6)))
     for limit in (1, 3):
         async with httpx.AsyncClient() as client:
-            counting = Counting(JudgeEngine.from_config(config, client, None))
+            counting = Counting(JudgeEngine.from_settings(settings, client, None))
             got = await Runner(counting.judge, concurrency=limit).run(items)
         assert [j.name for j in got] == [f"c{n}" for n in range(6)]  # in the dataset's order
         assert counting.peak == limit
@@ -193,13 +193,13 @@ class BreaksOn:
 
 
 async def test_one_change_that_raises_is_recorded_and_the_run_goes_on(
-    fake_llm: FakeOpenAIServer, config: JudgeSettings
+    fake_llm: FakeOpenAIServer, settings: JudgeSettings
 ) -> None:
     fake_llm.default = Reply.json(ACCEPT)
     items = dataset(*(example(f"c{n}", "docs/a.md") for n in range(3)))
     secret = "sk-" + "A" * 40
     async with httpx.AsyncClient() as client:
-        breaks = BreaksOn(JudgeEngine.from_config(config, client, None), "c1", secret)
+        breaks = BreaksOn(JudgeEngine.from_settings(settings, client, None), "c1", secret)
         got = await Runner(breaks.judge, concurrency=3).run(items)
     assert [j.name for j in got] == ["c0", "c1", "c2"]
     first, failed, last = got

@@ -159,7 +159,7 @@ DOCUMENTS: tuple[tuple[str, int], ...] = (
 """Five changes of one file each: (quality, characters); the quick tier reads 4,000."""
 
 
-def config_for(server: FakeOpenAIServer, **overrides: Any) -> JudgeSettings:
+def settings_for(server: FakeOpenAIServer, **overrides: Any) -> JudgeSettings:
     """Two tiers on one local server, two model names under two declared families (a
     local setup), judge-bot's default limits unless overridden."""
     values: dict[str, Any] = {
@@ -220,8 +220,8 @@ async def trial(
     await server.start()
     try:
         async with httpx.AsyncClient() as client:
-            config = config_for(server, **overrides)
-            engine = JudgeEngine(config, build_panel(config, client), None)
+            settings = settings_for(server, **overrides)
+            engine = JudgeEngine(settings, build_panel(settings, client), None)
             records = [
                 await engine.judge(request_for(quality, chars, n))
                 for n, (quality, chars) in enumerate(documents, 1)

@@ -282,8 +282,8 @@ def _request() -> JudgeRequest:
     )
 
 
-async def _judge(config: JudgeSettings, http: httpx.AsyncClient, storage: SqliteStorage) -> Any:
-    return await JudgeEngine(config, build_panel(config, http), storage).judge(_request())
+async def _judge(settings: JudgeSettings, http: httpx.AsyncClient, storage: SqliteStorage) -> Any:
+    return await JudgeEngine(settings, build_panel(settings, http), storage).judge(_request())
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -298,14 +298,14 @@ async def test_a_flooding_judge_leaves_the_judgment_undetermined(
     server = _server(kind, fake_llm, fake_anthropic)
     flood = Reply.flood_of(FLOOD, answer=ACCEPT, chunked=True)
     server.script("judge-model", flood, flood)
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_provider=kind,
         llm_base_url=server.base_url,
         llm_api_key="test-key",
         quick_model="judge-model",
         quick_timeout=10.0,
     )
-    record = await _judge(config, http, sqlite_storage)
+    record = await _judge(settings, http, sqlite_storage)
     assert record.final_decision is Verdict.UNDETERMINED
     (call,) = record.calls
     assert call.attempts == 2 and call.error == "malformed response envelope"
@@ -328,13 +328,13 @@ async def test_a_flooding_cli_leaves_the_judgment_undetermined(
         "time.sleep(60)\n"
     )
     script.chmod(0o755)
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_provider="claude-cli",
         claude_cli=str(script),
         quick_model="sonnet",
         quick_timeout=10.0,
     )
-    record = await _judge(config, http, sqlite_storage)
+    record = await _judge(settings, http, sqlite_storage)
     assert record.final_decision is Verdict.UNDETERMINED
     (call,) = record.calls
     assert call.attempts == 2 and call.error == "malformed response envelope"

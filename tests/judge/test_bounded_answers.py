@@ -23,7 +23,7 @@ from bot.judge.records import RubricName, Verdict
 from bot.judge.rubrics import get_rubric
 from bot.judge.rubrics.base import ITEMS_ASKED, LIST_ASK, TEXT_ASK
 from bot.judge.rubrics.parsing import parse_answer
-from tests.judge.local_servers import SmallModel, config_for, request_for
+from tests.judge.local_servers import SmallModel, request_for, settings_for
 from tests.support.fakes.llm_server import FakeOpenAIServer, llama_server
 
 # Four characters a token, as the fakes count; the default output-token limit is 1024.
@@ -108,8 +108,8 @@ async def test_a_small_model_under_a_grammar_finishes_its_answer(http: httpx.Asy
     server.responder = SmallModel(behaviour)
     await server.start()
     try:
-        config = config_for(server)
-        engine = JudgeEngine(config, build_panel(config, http), None)
+        settings = settings_for(server)
+        engine = JudgeEngine(settings, build_panel(settings, http), None)
         record = await engine.judge(request_for("poor", 1800, 1))
     finally:
         await server.close()

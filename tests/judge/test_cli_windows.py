@@ -348,10 +348,12 @@ def request_of(*files: JudgedFile) -> JudgeRequest:
 
 def test_many_files_are_judged_in_batches_and_the_plan_says_so() -> None:
     """No context known: the deep judge's characters bound a request, and 50 files."""
-    config = JudgeSettings(llm_base_url="http://127.0.0.1:9/v1", quick_model=QUICK, deep_model=DEEP)
+    judge_settings = JudgeSettings(
+        llm_base_url="http://127.0.0.1:9/v1", quick_model=QUICK, deep_model=DEEP
+    )
     files = [JudgedFile(path=f"docs/n{n:03}.md", content=LINE) for n in range(120)]
     request = request_of(*files)
-    budget = fitted_window_budget(config, {Tier.QUICK: None, Tier.DEEP: None})
+    budget = fitted_window_budget(judge_settings, {Tier.QUICK: None, Tier.DEEP: None})
     planned = plan_request(request, budget)
     line = plan_line(request, planned, budget, {})
     assert len(planned) == 3

@@ -78,8 +78,8 @@ def engine_for(http: httpx.AsyncClient) -> Callable[..., JudgeEngine]:
             "quick_model": QUICK,
             "deep_model": DEEP,
         }
-        config = JudgeSettings(**{**values, **overrides})
-        return JudgeEngine(config, build_panel(config, http), None)
+        settings = JudgeSettings(**{**values, **overrides})
+        return JudgeEngine(settings, build_panel(settings, http), None)
 
     return build
 

@@ -55,7 +55,7 @@ def test_one_letter_names_are_not_matched() -> None:
 
 
 def test_config_names_every_seated_and_declared_family() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="acme-large",
         quick_family="Acme",
@@ -64,7 +64,7 @@ def test_config_names_every_seated_and_declared_family() -> None:
         alternate_models=["gemini-2.5-flash"],
         authorship_patterns={"house-llm": "InHouse"},
     )
-    assert config.family_names() == {
+    assert settings.family_names() == {
         "acme": "acme",
         "google": "google",
         "inhouse": "inhouse",
@@ -79,7 +79,7 @@ async def test_a_tier_declared_by_family_does_not_judge_its_familys_work() -> No
     tier declared JUDGE_QUICK_FAMILY=acme by the alternate."""
     import httpx
 
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-model",
         quick_family="acme",
@@ -87,12 +87,12 @@ async def test_a_tier_declared_by_family_does_not_judge_its_familys_work() -> No
     )
     authoring = detect_authoring_families(
         ["Fix\n\nAgent-Model: acme-large"],
-        config.authorship_patterns,
-        family_names=config.family_names(),
+        settings.authorship_patterns,
+        family_names=settings.family_names(),
     )
     assert authoring == ["acme"]
     async with httpx.AsyncClient() as client:
-        panel = build_panel(config, client)
+        panel = build_panel(settings, client)
     seating = seat_panel(panel, authoring, allow_shared_family=False)
     seat = seating[Tier.QUICK].seat
     assert seat is not None and seat.model == "gpt-5-mini"

@@ -23,7 +23,7 @@ from bot.judge.engine.context_fit import (
 )
 from bot.judge.records import JudgedFile, TaskSpec, Verdict
 from tests.support.fakes import local_servers
-from tests.support.local_trial import config_for
+from tests.support.local_trial import settings_for
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ CJK = "延迟在缓存变更后上升。回滚后九十五分位在一天内恢�
 )
 async def test_dense_text_is_fitted_so_ollama_cuts_nothing(content: str) -> None:
     async with _DenseOllama() as server, httpx.AsyncClient() as client:
-        engine = JudgeEngine.from_config(config_for(server), client, None)
+        engine = JudgeEngine.from_settings(settings_for(server), client, None)
         record = await engine.judge(_request(content))
     assert server.chats and not any(call.truncated for call in server.calls)
     assert record.final_decision is not Verdict.UNDETERMINED or record.mode == "partial-view"
@@ -163,7 +163,7 @@ async def test_a_prompt_ollama_cut_is_never_a_whole_read() -> None:
     content = _lines(lambda n: ", ".join("qzxkvjwp" * 8), 15000)
     ollama = _DenseOllama(modelfile_num_ctx=8192)
     async with ollama as server, httpx.AsyncClient() as client:
-        engine = JudgeEngine.from_config(config_for(server), client, None)
+        engine = JudgeEngine.from_settings(settings_for(server), client, None)
         record = await engine.judge(_request(content))
     cut = [call for call in server.calls if call.truncated]
     assert len(cut) == 1, "the test needs a prompt the server cut"

@@ -48,7 +48,7 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 
 def engine(fake: FakeOpenAIServer, http: httpx.AsyncClient, storage: SqliteStorage) -> JudgeEngine:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         _env_file=None,
         llm_base_url=fake.base_url,
         llm_api_key=fake.api_key,
@@ -56,7 +56,7 @@ def engine(fake: FakeOpenAIServer, http: httpx.AsyncClient, storage: SqliteStora
         deep_model=DEEP,
         throttle_per_hour=100,
     )
-    return JudgeEngine(config, build_panel(config, http), storage)
+    return JudgeEngine(settings, build_panel(settings, http), storage)
 
 
 def request(context: ReviewContext = CONTEXT, **more: Any) -> JudgeRequest:

@@ -200,7 +200,7 @@ def request(chars: int, path: str = "docs/report.md") -> JudgeRequest:
     )
 
 
-def config(server: LocalServer, **fields: Any) -> JudgeSettings:
+def settings_for(server: LocalServer, **fields: Any) -> JudgeSettings:
     values: dict[str, Any] = {
         "llm_base_url": server.base_url,
         "quick_model": QUICK,
@@ -217,7 +217,7 @@ async def test_llama_cpp_python_refusal_is_fitted_and_asked_again(
     """2,048 tokens, said only in its refusal: the quick judge is asked again with what fits,
     and the next judgment fits at once. (Before: "HTTP 400", undetermined.)"""
     server = await serve("llama-cpp-python", 2048)
-    settings = config(server, deep_model=None, quick_max_chars=6000)
+    settings = settings_for(server, deep_model=None, quick_max_chars=6000)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     record = await engine.judge(request(6000))
     quick = record.previous_rounds[0]
@@ -238,7 +238,7 @@ async def test_the_setting_fits_the_first_call(
     serve: Callable[[str, int], Awaitable[LocalServer]], http: httpx.AsyncClient
 ) -> None:
     server = await serve("llama-cpp-python", 2048)
-    settings = config(server, context_tokens=2048)
+    settings = settings_for(server, context_tokens=2048)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     record = await engine.judge(request(3800))
     assert record.previous_rounds[0].verdict is Verdict.ACCEPT
@@ -252,7 +252,7 @@ async def test_a_context_that_cannot_hold_the_prompt_says_so(
     serve: Callable[[str, int], Awaitable[LocalServer]], http: httpx.AsyncClient
 ) -> None:
     server = await serve("llama-server", 1024)
-    settings = config(server, deep_model=None)
+    settings = settings_for(server, deep_model=None)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     record = await engine.judge(request(500))
     assert record.final_decision is Verdict.UNDETERMINED
@@ -268,7 +268,7 @@ async def test_vllm_prompt_and_answer_fit_max_model_len(
     """8,192 tokens and a 29,000-character file: no request passes the context, and the
     record says what the deep judge could read (before: vLLM's 400 for the deep call)."""
     server = await serve("vllm", 8192)
-    engine = JudgeEngine(config(server), build_panel(config(server), http), None)
+    engine = JudgeEngine(settings_for(server), build_panel(settings_for(server), http), None)
     record = await engine.judge(request(29000))
     assert not any(s.refused for s in server.seen)
     assert all(s.prompt_tokens + s.max_tokens <= 8192 for s in server.seen)
@@ -339,7 +339,7 @@ async def test_a_file_too_long_for_the_context_is_judged_in_windows_read_whole(
     """The App plans its requests with the deciding judge's context: every window is read
     whole by the deep judge, nothing is refused, nothing is cut."""
     server = await serve(kind, n_ctx)
-    settings = config(server)
+    settings = settings_for(server)
     engine = JudgeEngine(settings, build_panel(settings, http), sqlite_storage)
     inputs = JudgeInputs(
         files=[JudgedFile(path="docs/report.md", content=prose(29000))],
@@ -370,7 +370,7 @@ async def test_one_request_split_for_the_context_is_read_whole_part_by_part(
     26,000-character report at llama-server's 4,096 tokens, every part accepted by a
     judge that read it whole."""
     server = await serve("llama-server", 4096)
-    settings = config(server)
+    settings = settings_for(server)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     budget = fitted_window_budget(settings, await engine.tier_contexts())
     small = request(900)
@@ -418,7 +418,7 @@ async def test_tier_contexts(
     serve: Callable[[str, int], Awaitable[LocalServer]], http: httpx.AsyncClient
 ) -> None:
     server = await serve("llama-server", 4096)
-    settings = config(server, deep_context_tokens=2048)
+    settings = settings_for(server, deep_context_tokens=2048)
     engine = JudgeEngine(settings, build_panel(settings, http), None)
     assert await engine.tier_contexts() == {Tier.QUICK: 4096, Tier.DEEP: 2048}
     unconfigured = JudgeEngine(JudgeSettings(), None, None)
@@ -435,7 +435,7 @@ async def test_temperature_and_timeout_per_tier(
     fields: dict[str, Any] = {"temperature": 0.2, "timeout": 90.0}
     if tier_setting:
         fields.update(quick_temperature=0.7, quick_timeout=120.0)
-    settings = config(server, **fields)
+    settings = settings_for(server, **fields)
     panel = build_panel(settings, http)
     assert panel.tiers[Tier.QUICK].temperature == (0.7 if tier_setting else 0.2)
     assert panel.tiers[Tier.DEEP].temperature == 0.2

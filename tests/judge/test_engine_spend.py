@@ -91,14 +91,14 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 def _engine(
     fake: FakeOpenAIServer, http: httpx.AsyncClient, storage: SqliteStorage, **limits: Any
 ) -> JudgeEngine:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake.base_url,
         llm_api_key="test-key",
         quick_model=QUICK,
         quick_timeout=0.3,
         **limits,
     )
-    return JudgeEngine(config, build_panel(config, http), storage)
+    return JudgeEngine(settings, build_panel(settings, http), storage)
 
 
 def _request(content: str) -> JudgeRequest:

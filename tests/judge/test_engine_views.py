@@ -22,8 +22,8 @@ from tests.judge.test_engine import (
     DEEP,
     QUICK,
     REJECT,
-    make_config,
     make_request,
+    make_settings,
     round_verdicts,
 )
 from tests.support.fakes.llm_server import FakeOpenAIServer, Reply
@@ -50,8 +50,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def engine_for(
     http: httpx.AsyncClient, sqlite_storage: SqliteStorage
 ) -> Callable[..., JudgeEngine]:
-    def build(config: Any) -> JudgeEngine:
-        return JudgeEngine(config, build_panel(config, http), sqlite_storage)
+    def build(settings: Any) -> JudgeEngine:
+        return JudgeEngine(settings, build_panel(settings, http), sqlite_storage)
 
     return build
 
@@ -64,7 +64,7 @@ async def test_a_quick_accept_of_a_6000_character_note_goes_to_deep_whose_reject
     note = note_of(6000)
     fake_llm.script(QUICK, Reply.json(ACCEPT))
     fake_llm.script(DEEP, Reply.json(REJECT))
-    record = await engine_for(make_config(fake_llm)).judge(make_request(note))
+    record = await engine_for(make_settings(fake_llm)).judge(make_request(note))
     assert record.final_decision is Verdict.REJECT
     assert round_verdicts(record) == [("quick", Verdict.ACCEPT), ("deep", Verdict.REJECT)]
     assert [r.model for r in fake_llm.requests] == [QUICK, DEEP]
@@ -81,7 +81,7 @@ async def test_a_quick_accept_of_a_partial_view_stands_once_deep_read_it_all(
 ) -> None:
     fake_llm.script(QUICK, Reply.json(ACCEPT))
     fake_llm.script(DEEP, Reply.json(ACCEPT))
-    record = await engine_for(make_config(fake_llm)).judge(make_request(note_of(6000)))
+    record = await engine_for(make_settings(fake_llm)).judge(make_request(note_of(6000)))
     assert (record.final_decision, record.consensus) == (Verdict.ACCEPT, "unanimous")
     assert record.mode == "deep" and record.go_no_go == "GO"
 
@@ -93,7 +93,7 @@ async def test_a_cut_quick_accept_whose_deep_round_failed_is_not_go(
     judge's 4s on the first 4,000 characters do not label the note GO."""
     fake_llm.script(QUICK, Reply.json(ACCEPT))
     fake_llm.script(DEEP, Reply.server_error())
-    record = await engine_for(make_config(fake_llm)).judge(make_request(note_of(6000)))
+    record = await engine_for(make_settings(fake_llm)).judge(make_request(note_of(6000)))
     assert record.final_decision is Verdict.UNDETERMINED and record.mode == "deep"
     assert record.go_no_go == "UNDETERMINED" and record_go_no_go(record) == "UNDETERMINED"
 
@@ -107,7 +107,7 @@ async def test_a_file_no_judge_reads_whole_is_refused_and_never_cached(
     and the deep judge, who could not make it one, is not asked."""
     fake_llm.script(QUICK, Reply.json(ACCEPT), Reply.json(ACCEPT))
     fake_llm.script(DEEP, Reply.json(ACCEPT))
-    engine = engine_for(make_config(fake_llm))
+    engine = engine_for(make_settings(fake_llm))
     request = make_request(note_of(40_000), path="notes/long.md")
     record = await engine.judge(request)
     assert record.final_decision is Verdict.UNDETERMINED
@@ -130,7 +130,7 @@ async def test_a_deep_budget_that_holds_the_file_decides_instead_of_a_refusal(
 ) -> None:
     fake_llm.script(QUICK, Reply.json(ACCEPT))
     fake_llm.script(DEEP, Reply.json(ACCEPT))
-    engine = engine_for(make_config(fake_llm, deep_max_chars=48_000))
+    engine = engine_for(make_settings(fake_llm, deep_max_chars=48_000))
     record = await engine.judge(make_request(note_of(40_000)))
     assert record.final_decision is Verdict.ACCEPT
     assert [r.model for r in fake_llm.requests] == [QUICK, DEEP]
@@ -150,7 +150,7 @@ async def test_co_author_trailers_naming_deep_and_tiebreaker_leave_no_lone_quick
     is configured: the quick accept needs the second look nobody can give, so it goes to
     a human, and the reason says four-eyes."""
     fake_llm.script(QUICK, Reply.json(ACCEPT))
-    engine = engine_for(make_config(fake_llm, alternate_models=[]))
+    engine = engine_for(make_settings(fake_llm, alternate_models=[]))
     record = await engine.judge(make_request(commit_messages=TRAILERS))
     assert sorted(record.authoring_families) == ["meta", "moonshot"]
     assert record.final_decision is Verdict.ESCALATE
@@ -166,8 +166,8 @@ async def test_an_unseated_deep_tier_takes_another_configured_model_where_famili
     """With shared families allowed, the quick tier's model takes the deep seat (at the
     deep tier's limits) rather than leave it empty, and its accept is the second look."""
     fake_llm.script(QUICK, Reply.json(ACCEPT), Reply.json(ACCEPT))
-    config = make_config(fake_llm, alternate_models=[], allow_shared_family=True)
-    record = await engine_for(config).judge(make_request(note_of(6000), commit_messages=TRAILERS))
+    settings = make_settings(fake_llm, alternate_models=[], allow_shared_family=True)
+    record = await engine_for(settings).judge(make_request(note_of(6000), commit_messages=TRAILERS))
     assert (record.final_decision, record.consensus) == (Verdict.ACCEPT, "unanimous")
     _, deep = record.previous_rounds
     assert (deep.judge_tier, deep.model, deep.substituted_for) == (Tier.DEEP, QUICK, "moonshot")

@@ -12,7 +12,6 @@ from bot.judge.engine.judgment import (
     Settled,
     admission_refused,
     cacheable,
-    deciding_round,
     escalate_injection,
     four_eyes_refusal,
     go_no_go,
@@ -34,6 +33,7 @@ from bot.judge.records import (
     RubricName,
     Tier,
     Verdict,
+    deciding_round,
 )
 
 

@@ -58,8 +58,8 @@ from tests.judge.local_servers import (
     DOCUMENTS,
     QUICK,
     SmallModel,
-    config_for,
     request_for,
+    settings_for,
     trial,
 )
 from tests.support.fakes.llm_server import (
@@ -198,8 +198,8 @@ async def test_a_fixed_format_is_sent_as_set(
     HTTP error it is (llama-cpp-python refuses json_schema), never a silent switch."""
     server = await local(llama_cpp_python())
     server.script(QUICK, Reply.json(ANSWER))
-    config = config_for(server, quick_response_format=setting)
-    engine = JudgeEngine(config, build_panel(config, http), None)
+    settings = settings_for(server, quick_response_format=setting)
+    engine = JudgeEngine(settings, build_panel(settings, http), None)
     record = await engine.judge(request_for("good", 800, 1))
     assert _types(server) == sent
     if setting == "json_schema":
@@ -213,10 +213,12 @@ def test_the_format_settings_resolve_per_tier(monkeypatch: pytest.MonkeyPatch) -
     assert JudgeSettings().response_format == "auto"
     monkeypatch.setenv("JUDGE_RESPONSE_FORMAT", "json_object")
     monkeypatch.setenv("JUDGE_DEEP_RESPONSE_FORMAT", "prompt")
-    config = JudgeSettings(llm_base_url="http://127.0.0.1:8080/v1", quick_model="a", deep_model="b")
-    assert config.response_format_of(Tier.QUICK) == "json_object"
-    assert config.response_format_of(Tier.DEEP) == "prompt"
-    tiers = config.tiers()
+    settings = JudgeSettings(
+        llm_base_url="http://127.0.0.1:8080/v1", quick_model="a", deep_model="b"
+    )
+    assert settings.response_format_of(Tier.QUICK) == "json_object"
+    assert settings.response_format_of(Tier.DEEP) == "prompt"
+    tiers = settings.tiers()
     assert (tiers[Tier.QUICK].response_format, tiers[Tier.DEEP].response_format) == (
         "json_object",
         "prompt",
@@ -237,8 +239,8 @@ async def test_the_servers_message_reaches_record_log_table_and_check_run(
 ) -> None:
     server = await local(llama_server(context_tokens=300))
     server.responder = SmallModel(server.behaviour)
-    config = config_for(server)
-    engine = JudgeEngine(config, build_panel(config, http), None)
+    settings = settings_for(server)
+    engine = JudgeEngine(settings, build_panel(settings, http), None)
     with caplog.at_level(logging.WARNING):
         record = await engine.judge(request_for("good", 2600, 1))
     assert record.final_decision is Verdict.UNDETERMINED

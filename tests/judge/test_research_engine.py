@@ -58,7 +58,7 @@ def engine_for(
     http: httpx.AsyncClient, sqlite_storage: SqliteStorage
 ) -> Callable[[FakeOpenAIServer], JudgeEngine]:
     def build(fake: FakeOpenAIServer) -> JudgeEngine:
-        config = JudgeSettings(
+        settings = JudgeSettings(
             llm_base_url=fake.base_url,
             llm_api_key="test-key",
             quick_model=QUICK,
@@ -66,7 +66,7 @@ def engine_for(
             quick_timeout=2.0,
             deep_timeout=2.0,
         )
-        return JudgeEngine(config, build_panel(config, http), sqlite_storage)
+        return JudgeEngine(settings, build_panel(settings, http), sqlite_storage)
 
     return build
 

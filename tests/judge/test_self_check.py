@@ -26,7 +26,7 @@ from bot.judge.engine.self_check import (
     names_by_closeness,
     self_check_ctx,
 )
-from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_settings
 from bot.judge.records import Tier
 from bot.judge.settings import JudgeSettings
 from bot.metrics import Metrics
@@ -157,13 +157,13 @@ async def test_anthropic_list_follows_pages(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
     fake_anthropic.models = [f"claude-{n}" for n in range(2500)]
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
         llm_api_key="test-key",
         quick_model="claude-7",
     )
-    listing = await list_models(http, config.tiers()[Tier.QUICK])
+    listing = await list_models(http, settings.tiers()[Tier.QUICK])
     assert listing.models == tuple(fake_anthropic.models)
     assert [q.get("after_id") for q in fake_anthropic.model_list_requests] == [
         None,
@@ -175,13 +175,13 @@ async def test_anthropic_list_follows_pages(
 async def test_anthropic_wrong_key(
     fake_anthropic: FakeAnthropicServer, http: httpx.AsyncClient
 ) -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_provider="anthropic",
         llm_base_url=fake_anthropic.base_url,
         llm_api_key="sk-ant-wrong-key",
         quick_model="claude-7",
     )
-    listing = await list_models(http, config.tiers()[Tier.QUICK])
+    listing = await list_models(http, settings.tiers()[Tier.QUICK])
     assert listing.available is False and "HTTP 401" in (listing.problem or "")
     assert "sk-ant-wrong-key" not in repr(listing)
 
@@ -221,10 +221,10 @@ async def test_odd_answers_leave_the_model_unchecked(
 ) -> None:
     base = await raw_server(_answer(status, body))
     for provider in ("openai", "anthropic"):
-        config = JudgeSettings(
+        settings = JudgeSettings(
             llm_provider=provider, llm_base_url=base, llm_api_key="k", quick_model="m"
         )
-        listing = await list_models(http, config.tiers()[Tier.QUICK])
+        listing = await list_models(http, settings.tiers()[Tier.QUICK])
         assert listing.models is None and listing.available is None
         assert problem in (listing.problem or "")
 
@@ -289,16 +289,16 @@ async def test_a_missing_model_is_shown_counted_and_logged_once(
     """The renamed model shows on the board and the gauge at 0; the warning (with the
     names that exist) is written once, not at every check; its return is logged once."""
     fake_llm.models = ["llama-3.3-70b", *(f"other-{n}" for n in range(30))]
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model="llama3.1-70b",
         deep_model="other-1",
         deep_family="other",
     )
-    board = TierBoard(statuses_from_config(config))
+    board = TierBoard(statuses_from_settings(settings))
     metrics = Metrics()
-    check = SelfCheck(board, config, http, metrics)
+    check = SelfCheck(board, settings, http, metrics)
     with caplog.at_level(logging.INFO, logger="bot.judge.engine.self_check"):
         await check.check_once()
         await check.check_once()
@@ -327,9 +327,9 @@ async def test_an_unknown_state_removes_the_gauge_and_is_logged_once(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.models = ["m"]
-    config = _openai(fake_llm.base_url)
+    settings = _openai(fake_llm.base_url)
     metrics = Metrics()
-    check = SelfCheck(TierBoard(statuses_from_config(config)), config, http, metrics)
+    check = SelfCheck(TierBoard(statuses_from_settings(settings)), settings, http, metrics)
     await check.check_once()
     assert _gauge(metrics, "quick", "m") == 1.0
     fake_llm.models = None
@@ -344,8 +344,8 @@ async def test_the_refresher_runs_until_stopped(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
     fake_llm.models = ["m"]
-    config = _openai(fake_llm.base_url)
-    check = SelfCheck(TierBoard(statuses_from_config(config)), config, http, Metrics())
+    settings = _openai(fake_llm.base_url)
+    check = SelfCheck(TierBoard(statuses_from_settings(settings)), settings, http, Metrics())
     stop = asyncio.Event()
     task = asyncio.create_task(check.run(stop, interval=0.01))
     while len(fake_llm.model_list_requests) < 3:
@@ -360,9 +360,9 @@ async def test_the_cleanup_context_checks_in_the_background(
 ) -> None:
     """Start-up does not wait for the check; the board fills in; cleanup stops it."""
     fake_llm.models = ["m"]
-    config = _openai(fake_llm.base_url)
-    board = TierBoard(statuses_from_config(config))
-    ctx = self_check_ctx(board, config, Metrics(), None if own_client else http)
+    settings = _openai(fake_llm.base_url)
+    board = TierBoard(statuses_from_settings(settings))
+    ctx = self_check_ctx(board, settings, Metrics(), None if own_client else http)
     running = ctx(web.Application())
     await running.__anext__()
     while board.current()[0].available is None:

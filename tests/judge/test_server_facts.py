@@ -361,7 +361,7 @@ async def test_what_is_not_asked(
 
 
 def test_the_settings_give_each_tier_its_context() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://127.0.0.1:8080/v1",
         quick_model="qwen2.5:0.5b",
         deep_model="llama3.2:1b",
@@ -369,10 +369,10 @@ def test_the_settings_give_each_tier_its_context() -> None:
         context_tokens=4096,
         quick_context_tokens=2048,
     )
-    tiers = config.tiers()
+    tiers = settings.tiers()
     assert (tiers[Tier.QUICK].context_tokens, tiers[Tier.DEEP].context_tokens) == (2048, 4096)
     # An alternate's context is its server's: the global setting, never a seat's.
-    assert config.alternates(Tier.QUICK)[0].context_tokens == 4096
+    assert settings.alternates(Tier.QUICK)[0].context_tokens == 4096
     assert (
         JudgeSettings(quick_model="m", llm_base_url="http://x/v1")
         .tiers()[Tier.QUICK]

@@ -92,7 +92,7 @@ def test_the_note_names_only_tiers_that_judged() -> None:
 async def test_one_model_at_two_tiers_is_warned_at_start_and_in_the_record(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model=SMALL,
@@ -101,7 +101,7 @@ async def test_one_model_at_two_tiers_is_warned_at_start_and_in_the_record(
         deep_family="beta",
     )
     with caplog.at_level(logging.WARNING):
-        engine = JudgeEngine(config, build_panel(config, http), None)
+        engine = JudgeEngine(settings, build_panel(settings, http), None)
     assert f"the quick and deep judges are one model ({SMALL} at 127.0.0.1:" in caplog.text
     assert "test-key" not in caplog.text
     fake_llm.script(SMALL, Reply.json(REJECT), Reply.json(REJECT))
@@ -113,14 +113,14 @@ async def test_one_model_at_two_tiers_is_warned_at_start_and_in_the_record(
 async def test_two_models_are_not_warned_about(
     fake_llm: FakeOpenAIServer, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=fake_llm.base_url,
         llm_api_key="test-key",
         quick_model="gpt-5-nano",
         deep_model="kimi-k2.5",
     )
     with caplog.at_level(logging.WARNING):
-        engine = JudgeEngine(config, build_panel(config, http), None)
+        engine = JudgeEngine(settings, build_panel(settings, http), None)
     assert "one model" not in caplog.text
     fake_llm.script("gpt-5-nano", Reply.json(REJECT))
     fake_llm.script("kimi-k2.5", Reply.json(REJECT))

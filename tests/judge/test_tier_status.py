@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bot.judge.engine.tier_status import TierBoard, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, statuses_from_settings
 from bot.judge.settings import JudgeSettings
 
 
 def test_configured_tiers_name_model_provider_and_host_never_a_key() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="https://llm.example:8443/v1?key=sk-hidden",
         llm_api_key="sk-hidden",
         quick_model="gpt-5-nano",
@@ -15,7 +15,7 @@ def test_configured_tiers_name_model_provider_and_host_never_a_key() -> None:
         deep_provider="anthropic",
         deep_base_url="https://anthropic.example",
     )
-    quick, deep, tiebreaker = statuses_from_config(config)
+    quick, deep, tiebreaker = statuses_from_settings(settings)
     assert (quick.tier, quick.model, quick.provider, quick.host) == (
         "quick",
         "gpt-5-nano",
@@ -30,14 +30,14 @@ def test_configured_tiers_name_model_provider_and_host_never_a_key() -> None:
 
 
 def test_a_model_without_an_endpoint_names_the_endpoint_settings() -> None:
-    (quick, _, _) = statuses_from_config(JudgeSettings(quick_model="gpt-5-nano"))
+    (quick, _, _) = statuses_from_settings(JudgeSettings(quick_model="gpt-5-nano"))
     assert not quick.configured
     assert quick.problem == "no endpoint for this model"
     assert "JUDGE_LLM_BASE_URL" in quick.settings and "JUDGE_QUICK_BASE_URL" in quick.settings
 
 
 def test_the_board_replaces_the_whole_picture_at_once() -> None:
-    statuses = statuses_from_config(JudgeSettings())
+    statuses = statuses_from_settings(JudgeSettings())
     board = TierBoard(statuses)
     assert [s.problem for s in board.current()] == ["not configured"] * 3
     checked = [s.checked(available=False, problem="HTTP 404") for s in statuses]

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.judge.engine.review_context import EarlierVerdict
 from bot.judge.records import Finding, RubricName, Verdict, VerdictRecord
-from bot.judging.earlier import EARLIER_SHAS, earlier_verdicts, findings_of
+from bot.judging.earlier import EARLIER_SHAS, earlier_verdicts, left_to_address
 from tests.support.verdict_builders import make_record, make_round
 
 NOW = "f" * 40
@@ -76,5 +76,5 @@ def test_findings_are_missing_items_improvements_and_hard_mechanical_findings() 
             ],
         )
     )
-    assert findings_of(record) == ["add tests", "docs", "handle errors", "a.json: bad"]
-    assert findings_of(record.model_copy(update={"previous_rounds": []})) == ["a.json: bad"]
+    assert left_to_address(record) == ["add tests", "docs", "handle errors", "a.json: bad"]
+    assert left_to_address(record.model_copy(update={"previous_rounds": []})) == ["a.json: bad"]

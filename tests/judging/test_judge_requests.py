@@ -235,7 +235,7 @@ def test_windows_of_one_file_hold_it_all() -> None:
     assert sum(len(f.content.lstrip("\n")) for f in secret) == len(whole.lstrip("\n"))
 
 
-def endpoint_config(**fields: Any) -> JudgeSettings:
+def endpoint_settings(**fields: Any) -> JudgeSettings:
     return JudgeSettings(llm_base_url="http://127.0.0.1:9", llm_api_key="k", **fields)
 
 
@@ -260,4 +260,4 @@ def endpoint_config(**fields: Any) -> JudgeSettings:
 def test_window_budget_is_the_deepest_configured_tiers(
     fields: Mapping[str, Any], budget: int
 ) -> None:
-    assert window_budget(endpoint_config(**fields)) == budget
+    assert window_budget(endpoint_settings(**fields)) == budget

@@ -46,11 +46,11 @@ def settings(**fields: Any) -> JudgeSettings:
 
 
 def test_unknown_contexts_plan_as_before() -> None:
-    config = settings(tiebreaker_model="gemma3:1b", tiebreaker_max_chars=40000)
-    budget = fitted_window_budget(config, {Tier.QUICK: None, Tier.DEEP: None})
+    judge_settings = settings(tiebreaker_model="gemma3:1b", tiebreaker_max_chars=40000)
+    budget = fitted_window_budget(judge_settings, {Tier.QUICK: None, Tier.DEEP: None})
     assert not budget.fitted
     assert budget.chars_for(RubricName.CONTENT, TaskSpec(task_id="t"), ReviewContext()) == (
-        window_budget(config)
+        window_budget(judge_settings)
     )
 
 
@@ -68,8 +68,8 @@ def test_the_deciding_tiers(fields: dict[str, Any], tiers: tuple[Tier, ...]) -> 
 
 
 def test_no_judge_configured_plans_with_quicks_setting() -> None:
-    config = JudgeSettings(quick_max_chars=5000)
-    assert fitted_window_budget(config, {}) == WindowBudget((TierRoom(Tier.QUICK, 5000),))
+    judge_settings = JudgeSettings(quick_max_chars=5000)
+    assert fitted_window_budget(judge_settings, {}) == WindowBudget((TierRoom(Tier.QUICK, 5000),))
 
 
 def test_a_tiny_context_never_plans_tiny_windows() -> None:
@@ -88,9 +88,9 @@ def test_the_tiebreaker_plans_room_for_the_rounds_before_it() -> None:
     )
 
 
-def _engine_budget(config: JudgeSettings, tokens: int, request: Any, tier: Tier) -> int:
+def _engine_budget(judge_settings: JudgeSettings, tokens: int, request: Any, tier: Tier) -> int:
     """The budget the engine gives `tier` for `request` (JudgeEngine._budgets)."""
-    seat = config.tiers()[tier]
+    seat = judge_settings.tiers()[tier]
     rubric = get_rubric(request.rubric)
 
     def compose(chars: int) -> Prompt:
@@ -118,7 +118,7 @@ def test_every_planned_request_is_read_whole_by_the_deep_judge(
     tokens: int, rubric: RubricName
 ) -> None:
     """With CI, earlier verdicts, diffs, several files and one too long for any request."""
-    config = settings()
+    judge_settings = settings()
     path = "docs/long.md" if rubric is RubricName.CONTENT else "src/long.py"
     small = "docs/a.md" if rubric is RubricName.CONTENT else "src/a.py"
     files = [
@@ -134,11 +134,11 @@ def test_every_planned_request_is_read_whole_by_the_deep_judge(
         ci=CI,
         earlier=earlier_records(),
     )
-    budget = fitted_window_budget(config, {Tier.DEEP: tokens})
+    budget = fitted_window_budget(judge_settings, {Tier.DEEP: tokens})
     requests = judge_requests(target(), repo, inputs, ResearchRules(), window_chars=budget)
     assert len(requests) > 2
     for request in requests:
-        chars = _engine_budget(config, tokens, request, Tier.DEEP)
+        chars = _engine_budget(judge_settings, tokens, request, Tier.DEEP)
         assert reads_whole(
             get_rubric(rubric),
             request.task,

@@ -17,7 +17,7 @@ from bot.merging.merge_group import (
     merged_heads,
     pass_summary,
     pull_with_head,
-    queued_pulls,
+    pulls_named_by_ref,
     watched_paths,
 )
 
@@ -57,8 +57,8 @@ def group(*paths: str) -> tuple[tuple[ChangedPath, ...], dict[str, str | None]]:
         ("", ()),
     ],
 )
-def test_queued_pulls(head_ref: str, numbers: tuple[int, ...]) -> None:
-    assert queued_pulls(head_ref) == numbers
+def test_pulls_named_by_ref(head_ref: str, numbers: tuple[int, ...]) -> None:
+    assert pulls_named_by_ref(head_ref) == numbers
 
 
 def test_watched_paths_ignore_the_file_limit_and_removed_files() -> None:

@@ -322,10 +322,10 @@ async def test_the_judges_state_is_on_both_pages(
     fake_github: FakeGitHub, github_keypair: KeyPair, workdir: Path
 ) -> None:
     """Setup and status pages show each tier, its availability once checked, and what to set."""
-    config = JudgeSettings(
+    judge_settings = JudgeSettings(
         llm_base_url="https://llm.example/v1", llm_api_key="sk-secret", quick_model="gpt-5-nano"
     )
-    async with setup_mode(setup_settings(fake_github, workdir), judge_settings=config) as (
+    async with setup_mode(setup_settings(fake_github, workdir), judge_settings=judge_settings) as (
         client,
         app,
     ):
@@ -351,7 +351,10 @@ async def test_the_judges_state_is_on_both_pages(
     assert "sk-secret" not in before.text
 
     configured = make_settings(github_keypair.private_pem, workdir)
-    async with running_app(configured, judge_settings=config, start_workers=False) as (client, app):
+    async with running_app(configured, judge_settings=judge_settings, start_workers=False) as (
+        client,
+        app,
+    ):
         status = await page_of(client, "/")
         assert (await client.get("/setup/callback?code=a&state=b")).status == 404
         app[TIER_BOARD].replace_all([quick.checked(available=True), *rest])

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from bot.judge.records import Tier, Verdict
+from bot.judge.records import Tier, Verdict, deciding_round
 from bot.reports.facts import (
     LOCAL,
     _Rounds,
-    deciding_round,
     facts_of_rows,
     human_decisions,
 )

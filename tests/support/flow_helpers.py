@@ -332,18 +332,17 @@ async def harness(
     llm: FakeOpenAIServer,
     *,
     features: FeatureSettings | None = None,
-    **config_overrides: Any,
+    **judge_overrides: Any,
 ) -> AsyncIterator[Harness]:
     settings = make_settings(
         private_pem, tmp_path, JUDGE_RETRY_BASE_SECONDS=0.01, JUDGE_MAX_ATTEMPTS=2
     )
     store = storage_from_url(settings.database_url)
-    config = judge_settings(llm, **config_overrides)
     async with running_app(
         settings,
         storage=store,
         github=github_app,
-        judge_settings=config,
+        judge_settings=judge_settings(llm, **judge_overrides),
         features=features or FeatureSettings(),
     ) as (client, app):
         yield Harness(client, app, store, fake, llm, settings.webhook_path)

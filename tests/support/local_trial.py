@@ -68,7 +68,7 @@ def settings(server: LocalServer) -> dict[str, str]:
     }
 
 
-def config_for(server: LocalServer, **overrides: Any) -> JudgeSettings:
+def settings_for(server: LocalServer, **overrides: Any) -> JudgeSettings:
     """`settings(server)` as the CLI reads them (its limits included), plus `overrides`."""
     values: dict[str, Any] = {
         "llm_base_url": server.base_url,
@@ -163,16 +163,16 @@ async def trial(
 ) -> Trial:
     """Judge `changes` one after another against `server` (started already), each as
     `judge-bot judge` does (`bot.cli.judged_change.judge_change`)."""
-    config = config_for(server, **(overrides or {}))
+    judge_settings = settings_for(server, **(overrides or {}))
     first = len(server.calls)
     said: list[str] = []
     async with httpx.AsyncClient() as client:
-        engine = JudgeEngine.from_config(config, client, None)
+        engine = JudgeEngine.from_settings(judge_settings, client, None)
         judged = [
             await judge_change(
                 engine,
                 request_for(quality, chars, n),
-                at_once=requests_at_once(local_only(config)),
+                at_once=requests_at_once(local_only(judge_settings)),
                 say=said.append,
             )
             for n, (quality, chars) in enumerate(changes, 1)

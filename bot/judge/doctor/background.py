@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from bot.judge.doctor.probe import probe_config
+from bot.judge.doctor.probe import probe_settings
 from bot.judge.doctor.report import DoctorReport
 from bot.judge.providers import StructuredOutputMemory
 from bot.judge.settings import JudgeSettings
@@ -62,7 +62,7 @@ class ProbeBoard:
 
 async def probe_forever(
     board: ProbeBoard,
-    config: JudgeSettings,
+    settings: JudgeSettings,
     client: httpx.AsyncClient,
     stop: asyncio.Event,
     interval: float,
@@ -74,7 +74,7 @@ async def probe_forever(
 
     async def probe() -> None:
         try:
-            board.replace(await probe_config(config, client, memory=memory))
+            board.replace(await probe_settings(settings, client, memory=memory))
         except Exception:
             # A bug here must not end the probing for the server's life: the board keeps
             # the last report (its time says how old it is) and the next round tries again.
@@ -85,7 +85,7 @@ async def probe_forever(
 
 def probe_ctx(
     board: ProbeBoard,
-    config: JudgeSettings,
+    settings: JudgeSettings,
     *,
     interval: float,
     client: httpx.AsyncClient | None = None,
@@ -98,7 +98,7 @@ def probe_ctx(
             http = client
             if http is None:
                 http = await stack.enter_async_context(httpx.AsyncClient())
-            async with running(lambda stop: probe_forever(board, config, http, stop, interval)):
+            async with running(lambda stop: probe_forever(board, settings, http, stop, interval)):
                 yield
 
     return probing

@@ -90,11 +90,11 @@ class Sitting:
 
 
 def sittings(
-    config: JudgeSettings, client: httpx.AsyncClient, memory: StructuredOutputMemory
+    settings: JudgeSettings, client: httpx.AsyncClient, memory: StructuredOutputMemory
 ) -> list[Sitting]:
     """Every configured tier, then every alternate model no tier already is."""
-    panel = build_panel(config, client, memory=memory)
-    endpoints = config.tiers()
+    panel = build_panel(settings, client, memory=memory)
+    endpoints = settings.tiers()
     out = [
         Sitting(tier.value, tier, endpoint, panel.tiers[tier])
         for tier, endpoint in endpoints.items()
@@ -103,7 +103,7 @@ def sittings(
         return out
     first = next(iter(endpoints))
     seen = {(e.provider, e.base_url, e.model) for e in endpoints.values()}
-    for endpoint, seat in zip(config.alternates(first), panel.alternates[first], strict=True):
+    for endpoint, seat in zip(settings.alternates(first), panel.alternates[first], strict=True):
         key = (endpoint.provider, endpoint.base_url, endpoint.model)
         if key not in seen:
             seen.add(key)
@@ -183,18 +183,18 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-async def probe_config(
-    config: JudgeSettings,
+async def probe_settings(
+    settings: JudgeSettings,
     client: httpx.AsyncClient,
     *,
     memory: StructuredOutputMemory | None = None,
     clock: Callable[[], datetime] = _utcnow,
     nonce: Callable[[], str] = new_nonce,
 ) -> DoctorReport:
-    """Probe every seat of `config` in turn. `memory` carries what each endpoint accepted
+    """Probe every seat of `settings` in turn. `memory` carries what each endpoint accepted
     from one probe to the next (the server keeps one for its life, as its engine does)."""
     memory = memory if memory is not None else StructuredOutputMemory()
-    seats = sittings(config, client, memory)
+    seats = sittings(settings, client, memory)
     probes = [await probe_seat(s, client, memory, nonce=nonce) for s in seats]
     tiers = {s.tier: s.seat for s in seats if s.name != ALTERNATE}
     warnings = tuple(shared.describe() for shared in shared_models(tiers))

@@ -241,7 +241,7 @@ class _Inspection:
 class JudgeEngine:
     def __init__(
         self,
-        config: JudgeSettings,
+        settings: JudgeSettings,
         panel: JudgePanel | None,
         storage: EngineStore | None,
         *,
@@ -249,7 +249,7 @@ class JudgeEngine:
         monotonic: Callable[[], float] = time.monotonic,
         nonce: Callable[[], str] = new_nonce,
     ) -> None:
-        self.config = config
+        self.settings = settings
         self.panel = panel if panel is not None and panel.tiers else None
         self.storage = storage
         self._clock = clock
@@ -261,10 +261,10 @@ class JudgeEngine:
                 logger.warning("judge panel: %s", shared.describe())
 
     @classmethod
-    def from_config(
-        cls, config: JudgeSettings, client: httpx.AsyncClient, storage: EngineStore | None
+    def from_settings(
+        cls, settings: JudgeSettings, client: httpx.AsyncClient, storage: EngineStore | None
     ) -> JudgeEngine:
-        return cls(config, build_panel(config, client), storage)
+        return cls(settings, build_panel(settings, client), storage)
 
     # -- public ----------------------------------------------------------------
     async def judge(self, request: JudgeRequest) -> VerdictRecord:
@@ -300,7 +300,7 @@ class JudgeEngine:
             return settled_record(base, settled)
         assert self.panel is not None
         seating = seat_panel(
-            self.panel, seen.authoring, allow_shared_family=self.config.allow_shared_family
+            self.panel, seen.authoring, allow_shared_family=self.settings.allow_shared_family
         )
         settled = four_eyes_refusal(seating)
         if settled is not None:
@@ -351,8 +351,8 @@ class JudgeEngine:
             injection=detect_task_injection(request.task) + detect_injection(live),
             authoring=detect_authoring_families(
                 request.commit_messages,
-                self.config.authorship_patterns,
-                family_names=self.config.family_names(),
+                self.settings.authorship_patterns,
+                family_names=self.settings.family_names(),
             ),
         )
 
@@ -373,7 +373,7 @@ class JudgeEngine:
             content=cost.content_hash(
                 request.task, request.files, sensitive=request.sensitive, context=request.context
             ),
-            max_output_tokens=self.config.max_output_tokens,
+            max_output_tokens=self.settings.max_output_tokens,
         )
 
     async def _cached(
@@ -390,9 +390,9 @@ class JudgeEngine:
         """The repository's throttle and the installation's budgets, and (when admitted)
         the installation's model calls left today."""
         limits = cost.Limits(
-            throttle_per_hour=self.config.throttle_per_hour,
-            daily_call_budget=self.config.daily_call_budget,
-            daily_token_budget=self.config.daily_token_budget,
+            throttle_per_hour=self.settings.throttle_per_hour,
+            daily_call_budget=self.settings.daily_call_budget,
+            daily_token_budget=self.settings.daily_token_budget,
         )
         # Read-decide-record as one step, so concurrent judgments on this engine (every
         # judgment of one repository in this process) cannot all slip under the hourly
@@ -414,7 +414,7 @@ class JudgeEngine:
         run: JudgmentLog,
         budgets: Mapping[Tier, int],
     ) -> Decision:
-        deadline = self._monotonic() + self.config.wall_clock_budget
+        deadline = self._monotonic() + self.settings.wall_clock_budget
         available = frozenset(tier for tier, s in seating.items() if s.seat is not None)
         unseated = frozenset(seating) - available
         live = [f for f in request.files if not f.removed]

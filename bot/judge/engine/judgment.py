@@ -65,6 +65,7 @@ from bot.judge.records import (
     Truncation,
     Verdict,
     VerdictRecord,
+    deciding_round,
     go_no_go_of,
 )
 from bot.judge.rubrics import Rubric, RubricAnswer, get_rubric
@@ -159,11 +160,6 @@ def escalate_injection(decision: Decision, injection: Sequence[Finding]) -> Deci
         + ", ".join(sorted({f.kind for f in injection}))
         + "); a human must confirm the accept",
     )
-
-
-def deciding_round(rounds: Sequence[RoundRecord]) -> RoundRecord | None:
-    """The last round that answered (a failed round has no verdict and no scores)."""
-    return next((r for r in reversed(rounds) if r.verdict is not None), None)
 
 
 def go_no_go(

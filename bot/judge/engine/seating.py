@@ -39,7 +39,7 @@ from bot.judge.settings import (
     TIER_ORDER,
     Endpoint,
     JudgeSettings,
-    host_of,
+    seat_host,
 )
 
 
@@ -174,7 +174,7 @@ def _identity(seat: Seat) -> tuple[str, str, str]:
 
 
 def build_panel(
-    config: JudgeSettings,
+    settings: JudgeSettings,
     client: httpx.AsyncClient,
     *,
     memory: StructuredOutputMemory | None = None,
@@ -203,8 +203,8 @@ def build_panel(
             context=ContextProbe(contexts, client, endpoint),
         )
 
-    tiers = {tier: seat(endpoint) for tier, endpoint in config.tiers().items()}
-    alternates = {tier: [seat(e) for e in config.alternates(tier)] for tier in tiers}
+    tiers = {tier: seat(endpoint) for tier, endpoint in settings.tiers().items()}
+    alternates = {tier: [seat(e) for e in settings.alternates(tier)] for tier in tiers}
     return JudgePanel(tiers=tiers, alternates=alternates)
 
 
@@ -260,7 +260,7 @@ def shared_models(seats: Mapping[Tier, Seat | None]) -> list[SharedModel]:
             SharedModel(
                 tiers=tuple(tiers),
                 model=first.model,
-                host=host_of(getattr(provider, "kind", ""), getattr(provider, "base_url", "")),
+                host=seat_host(getattr(provider, "kind", ""), getattr(provider, "base_url", "")),
                 families=tuple(dict.fromkeys(s.family for t in tiers if (s := seats[t]))),
             )
         )

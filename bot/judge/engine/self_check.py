@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 from aiohttp import web
 
-from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_config
+from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_settings
 from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION
 from bot.judge.providers.http import ACCEPT_ENCODING, read_up_to
 from bot.judge.settings import Endpoint, JudgeSettings
@@ -356,18 +356,18 @@ class SelfCheck:
     def __init__(
         self,
         board: TierBoard,
-        config: JudgeSettings,
+        settings: JudgeSettings,
         client: httpx.AsyncClient,
         metrics: Metrics,
     ) -> None:
         self._board = board
-        self._config = config
+        self._settings = settings
         self._client = client
         self._metrics = metrics
         self._last: dict[str, tuple[str | None, bool | None]] = {}
 
     async def check_once(self) -> list[TierStatus]:
-        seats = self._config.tiers()
+        seats = self._settings.tiers()
         by_endpoint: dict[tuple[str, str, str], ModelListing] = {}
         listings: dict[str, ModelListing] = {}
         for tier, endpoint in seats.items():
@@ -375,7 +375,7 @@ class SelfCheck:
             if key not in by_endpoint:
                 by_endpoint[key] = await list_models(self._client, endpoint)
             listings[tier.value] = by_endpoint[key]
-        statuses = checked_statuses(statuses_from_config(self._config), listings)
+        statuses = checked_statuses(statuses_from_settings(self._settings), listings)
         self._board.replace_all(statuses)
         for status in statuses:
             if status.configured and status.model is not None:
@@ -430,7 +430,7 @@ class SelfCheck:
 
 def self_check_ctx(
     board: TierBoard,
-    config: JudgeSettings,
+    settings: JudgeSettings,
     metrics: Metrics,
     client: httpx.AsyncClient | None = None,
     *,
@@ -444,7 +444,7 @@ def self_check_ctx(
             http = client
             if http is None:
                 http = await stack.enter_async_context(httpx.AsyncClient())
-            check = SelfCheck(board, config, http, metrics)
+            check = SelfCheck(board, settings, http, metrics)
             async with running(lambda stop: check.run(stop, interval)):
                 yield
 

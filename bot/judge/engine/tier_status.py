@@ -1,7 +1,7 @@
 """What a person needs to know about each judge tier: is it configured, and does its
 model answer. Pages render `TierStatus`; the provider self-check fills in availability.
 
-`statuses_from_config` is the configuration's half (pure); a `TierBoard` holds the latest
+`statuses_from_settings` is the settings' half (pure); a `TierBoard` holds the latest
 full picture, which the self-check replaces as a whole so a page never sees half an update.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from bot.judge.settings import TIER_ORDER, JudgeSettings
 
-__all__ = ["TierBoard", "TierStatus", "statuses_from_config"]
+__all__ = ["TierBoard", "TierStatus", "statuses_from_settings"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,9 @@ class TierStatus:
         return replace(self, available=available, problem=problem)
 
 
-def statuses_from_config(config: JudgeSettings) -> list[TierStatus]:
+def statuses_from_settings(settings: JudgeSettings) -> list[TierStatus]:
     """One status per tier in protocol order, unchecked, with what is missing named."""
-    seats = config.tiers()
+    seats = settings.tiers()
     statuses: list[TierStatus] = []
     for tier in TIER_ORDER:
         seat = seats.get(tier)
@@ -49,7 +49,7 @@ def statuses_from_config(config: JudgeSettings) -> list[TierStatus]:
                 TierStatus(tier.value, seat.model, seat.provider, seat.host, settings=())
             )
             continue
-        model = getattr(config, f"{tier.value}_model")
+        model = getattr(settings, f"{tier.value}_model")
         missing = (
             (f"{prefix}_MODEL",)
             if not model

@@ -1,4 +1,4 @@
-"""Judge configuration: env parsing, tier resolution and the family rule."""
+"""Judge settings: env parsing, tier resolution and the family rule."""
 
 from __future__ import annotations
 
@@ -29,16 +29,20 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_defaults_without_env() -> None:
-    config = JudgeSettings()
-    assert config.tiers() == {}
-    assert not config.llm_configured
-    assert (config.quick_timeout, config.deep_timeout, config.tiebreaker_timeout) == (45, 60, 45)
-    assert config.wall_clock_budget == 180
-    assert config.quick_max_chars == 4000
-    assert config.throttle_per_hour == 20
-    assert config.mode == "advisory"
-    assert config.paths == list(DEFAULT_WATCHED_PATHS)
-    assert config.allow_shared_family is False
+    settings = JudgeSettings()
+    assert settings.tiers() == {}
+    assert not settings.llm_configured
+    assert (settings.quick_timeout, settings.deep_timeout, settings.tiebreaker_timeout) == (
+        45,
+        60,
+        45,
+    )
+    assert settings.wall_clock_budget == 180
+    assert settings.quick_max_chars == 4000
+    assert settings.throttle_per_hour == 20
+    assert settings.mode == "advisory"
+    assert settings.paths == list(DEFAULT_WATCHED_PATHS)
+    assert settings.allow_shared_family is False
 
 
 def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,8 +61,8 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUDGE_QUICK_TIMEOUT", "0.5")
     monkeypatch.setenv("JUDGE_DAILY_CALL_BUDGET", "none")
     monkeypatch.setenv("JUDGE_AUTHORSHIP_PATTERNS", '{"house-llm": "inhouse"}')
-    config = JudgeSettings()
-    tiers = config.tiers()
+    settings = JudgeSettings()
+    tiers = settings.tiers()
     assert list(tiers) == [Q, D, T]
     assert tiers[Q].base_url == "http://127.0.0.1:3456/v1"
     assert tiers[Q].family == "openai" and tiers[D].family == "moonshot"
@@ -68,15 +72,15 @@ def test_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert key is not None and key.get_secret_value() == "other-secret"
     assert tiers[Q].timeout == 0.5 and tiers[D].timeout == 60
     assert tiers[Q].max_chars == 4000
-    assert config.alternate_models == ["anthropic:claude-sonnet-4", "gemini-2.5-flash"]
-    assert config.paths == ["docs/**/*.md", "notes/*.txt"]
-    assert config.authors == ["OpenClaw Agent"]
-    assert config.mode == "blocking"
-    assert config.daily_call_budget is None
-    assert config.authorship_patterns == {"house-llm": "inhouse"}
+    assert settings.alternate_models == ["anthropic:claude-sonnet-4", "gemini-2.5-flash"]
+    assert settings.paths == ["docs/**/*.md", "notes/*.txt"]
+    assert settings.authors == ["OpenClaw Agent"]
+    assert settings.mode == "blocking"
+    assert settings.daily_call_budget is None
+    assert settings.authorship_patterns == {"house-llm": "inhouse"}
     # Secrets stay out of reprs and descriptions.
-    assert "sk-env-secret" not in repr(config)
-    assert "sk-env-secret" not in repr(config.tiers())
+    assert "sk-env-secret" not in repr(settings)
+    assert "sk-env-secret" not in repr(settings.tiers())
 
 
 def test_shared_family_is_refused_with_a_clear_error() -> None:
@@ -85,24 +89,24 @@ def test_shared_family_is_refused_with_a_clear_error() -> None:
 
 
 def test_shared_family_allowed_when_asked() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="gpt-5-nano",
         deep_model="gpt-4o",
         allow_shared_family=True,
     )
-    assert len(config.tiers()) == 2
+    assert len(settings.tiers()) == 2
 
 
 def test_family_override_resolves_a_shared_guess() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-model-a",
         deep_model="house-model-b",
         quick_family="inhouse-a",
         deep_family="inhouse-b",
     )
-    assert {s.family for s in config.tiers().values()} == {"inhouse-a", "inhouse-b"}
+    assert {s.family for s in settings.tiers().values()} == {"inhouse-a", "inhouse-b"}
 
 
 def test_tier_without_endpoint_does_not_run() -> None:
@@ -111,12 +115,14 @@ def test_tier_without_endpoint_does_not_run() -> None:
 
 
 def test_key_without_base_url_uses_public_endpoint() -> None:
-    config = JudgeSettings(llm_api_key="k", llm_provider="anthropic", quick_model="claude-haiku-4")
-    assert config.tiers()[Q].base_url == "https://api.anthropic.com"
+    settings = JudgeSettings(
+        llm_api_key="k", llm_provider="anthropic", quick_model="claude-haiku-4"
+    )
+    assert settings.tiers()[Q].base_url == "https://api.anthropic.com"
 
 
 def test_alternates_resolve_endpoints() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="k",
         quick_model="gpt-5-nano",
@@ -125,14 +131,14 @@ def test_alternates_resolve_endpoints() -> None:
         deep_base_url="http://anthropic-proxy",
         alternate_models=["anthropic:claude-haiku-4", "gemini-2.5-flash", "llama3:70b"],
     )
-    alternates = config.alternates(Q)
+    alternates = settings.alternates(Q)
     assert [(a.provider, a.model, a.family, a.base_url) for a in alternates] == [
         ("anthropic", "claude-haiku-4", "anthropic", "http://anthropic-proxy"),
         ("openai", "gemini-2.5-flash", "google", "http://proxy/v1"),
         ("openai", "llama3:70b", "meta", "http://proxy/v1"),
     ]
-    assert alternates[0].timeout == config.quick_timeout
-    assert config.alternates(D)[0].timeout == config.deep_timeout
+    assert alternates[0].timeout == settings.quick_timeout
+    assert settings.alternates(D)[0].timeout == settings.deep_timeout
 
 
 @pytest.mark.parametrize(
@@ -191,13 +197,13 @@ def test_validate_tiers_names_every_problem() -> None:
 
 
 def test_authorship_patterns_also_name_judge_families() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="house-llm-7b",
         deep_model="gpt-5",
         authorship_patterns={"house-llm": "inhouse"},
     )
-    assert config.tiers()[Q].family == "inhouse"
+    assert settings.tiers()[Q].family == "inhouse"
 
 
 # ---- alternates never carry a key to a host it was not configured for ------------------
@@ -221,40 +227,40 @@ def test_alternate_of_an_unused_provider_is_refused() -> None:
 
 def test_alternate_routes_are_not_checked_without_tiers() -> None:
     """No model configured: nothing runs, so nothing to refuse."""
-    config = JudgeSettings(llm_api_key="k", alternate_models=["anthropic:claude-haiku-4"])
-    assert config.tiers() == {}
+    settings = JudgeSettings(llm_api_key="k", alternate_models=["anthropic:claude-haiku-4"])
+    assert settings.tiers() == {}
 
 
 def test_alternate_with_its_own_provider_settings() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="proxy-key",
         quick_model="gpt-5-nano",
         alternate_models=["anthropic:claude-haiku-4", "gemini-2.5-flash"],
         alternate_anthropic_api_key="anthropic-key",
     )
-    claude, gemini = config.alternates(Q)
+    claude, gemini = settings.alternates(Q)
     assert (claude.provider, claude.base_url) == ("anthropic", "https://api.anthropic.com")
     assert claude.api_key is not None and claude.api_key.get_secret_value() == "anthropic-key"
     # an alternate of the global provider keeps the global endpoint and key
     assert (gemini.base_url, gemini.endpoint_key()[2]) == ("http://proxy/v1", "proxy-key")
-    assert "anthropic-key" in config.api_keys() and "proxy-key" in config.api_keys()
+    assert "anthropic-key" in settings.api_keys() and "proxy-key" in settings.api_keys()
 
 
 def test_alternate_base_url_alone_sends_no_key() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_api_key="sk-openai-global-key",
         quick_model="gpt-5-nano",
         alternate_models=["anthropic:claude-haiku-4"],
         alternate_anthropic_base_url="http://claude-gateway.internal/",
     )
-    (claude,) = config.alternates(Q)
+    (claude,) = settings.alternates(Q)
     assert claude.base_url == "http://claude-gateway.internal"
     assert claude.api_key is None
 
 
 def test_alternate_provider_settings_beat_a_tier_of_that_provider() -> None:
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url="http://proxy/v1",
         llm_api_key="proxy-key",
         quick_model="gpt-5-nano",
@@ -265,7 +271,7 @@ def test_alternate_provider_settings_beat_a_tier_of_that_provider() -> None:
         alternate_anthropic_base_url="http://other-anthropic",
         alternate_anthropic_api_key="other-key",
     )
-    (claude,) = config.alternates(Q)
+    (claude,) = settings.alternates(Q)
     assert claude.endpoint_key() == ("anthropic", "http://other-anthropic", "other-key")
 
 
@@ -294,7 +300,7 @@ def test_validation_errors_never_quote_keys() -> None:
             deep_model="gpt-4o",
         )
     # str/repr are what reaches a log or a terminal (errors() hands the input to code
-    # that asks for it; load_config asks without)
+    # that asks for it; load_judge_settings asks without)
     text = str(info.value) + repr(info.value)
     assert "share the model family" in text
     for fragment in (key, key[:12], key[-8:], "Zq7Wm2"):
@@ -304,7 +310,7 @@ def test_validation_errors_never_quote_keys() -> None:
 def test_describe_tiers_names_model_family_provider_and_host_never_a_key() -> None:
     """The line `serve` logs at start: enough to see what judges, nothing to leak."""
     key = "sk-proxy-" + "Zq7Wm2Xr9Lt4Pv8Nc3Bd"
-    config = JudgeSettings(
+    settings = JudgeSettings(
         llm_base_url=f"https://user:{key}@llm.example.com:8443/v1?api_key={key}",
         llm_api_key=key,
         quick_model="gpt-5-nano",
@@ -313,7 +319,7 @@ def test_describe_tiers_names_model_family_provider_and_host_never_a_key() -> No
         deep_base_url="https://api.anthropic.com",
         deep_api_key=key + "-deep",
     )
-    line = config.describe_tiers()
+    line = settings.describe_tiers()
     assert line == (
         "quick gpt-5-nano (family openai, openai at llm.example.com:8443); "
         "deep claude-sonnet-4 (family anthropic, anthropic at api.anthropic.com)"
