@@ -31,11 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.cli.reports import collector_paused
 from bot.judge.records import CallStats, RoundRecord, RubricName, Tier, Verdict, VerdictRecord
 from bot.reports.calibration_view import calibration_json, render_calibration
 from bot.reports.facts import facts_of_rows
 from bot.reports.kpis import calibrate
+from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.storage.base import VerdictFacts
 from bot.storage.sqlite import SqliteStorage

@@ -15,7 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from bot.github.client import GitHubHealth
 from bot.github.web import web_url
 from bot.judge.doctor.background import ProbeBoard
-from bot.judge.doctor.report import COLUMNS
+from bot.judge.doctor.report import PROBE_COLUMNS
 from bot.judge.engine.tier_status import TierStatus
 from bot.link_health import LinkHealth
 from bot.services import StorageWrites
@@ -124,7 +124,7 @@ def render_status_page(
             links=link_rows(github, writes),
             dashboard=settings.dashboard_token is not None,
             github_web=web_url(settings.github_api_url),
-            probe_columns=COLUMNS,
+            probe_columns=PROBE_COLUMNS,
             probe=probe,
         )
     )

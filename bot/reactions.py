@@ -43,7 +43,7 @@ class FeatureReactions:
         return issue_url
 
     async def concluded(self, context: Context, concluded: Concluded) -> str | None:
-        return await merge_approval.on_judged(
+        return await merge_approval.on_concluded(
             context,
             concluded.config,
             concluded.target,

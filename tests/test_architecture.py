@@ -97,6 +97,7 @@ NAMESPACE_OWNERS = {
     "delivery-handled": "bot.intake.dispatch",
     "missed-delivery-claims": "bot.intake.recovery",
     "verdict-cache": "bot.judge.engine",
+    "storage-write-probe": "bot.storage.keyed",
 }
 
 KV_METHODS = frozenset({"kv_get", "kv_put", "kv_put_if_absent", "kv_delete", "kv_list"})
@@ -365,9 +366,7 @@ def test_the_engine_reads_no_settings_loader_or_storage(module: str) -> None:
 
 # Public functions of kv owners that take a JSON object which is not a kv row, each with why.
 UNTYPED_BY_NATURE = {
-    "bot.commands.handlers.execute": "a webhook payload, GitHub's shape",
     "bot.intake.dispatch.has_handlers": "a webhook payload, GitHub's shape",
-    "bot.intake.dispatch.log_extra": "a logging `extra` mapping",
     "bot.merging.github_handover.has_merge_queue": "the rules as GitHub's REST API returns them",
 }
 
@@ -388,6 +387,18 @@ def _untyped_annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> li
     ]
 
 
+def test_untyped_by_nature_lists_only_what_needs_it() -> None:
+    for qualified in UNTYPED_BY_NATURE:
+        owner, _, name = qualified.rpartition(".")
+        functions = {
+            node.name: node
+            for node in modules()[owner].tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        assert name in functions, f"{qualified} is gone: drop it from UNTYPED_BY_NATURE"
+        assert _untyped_annotations(functions[name]), f"{qualified} is typed now: drop it"
+
+
 def test_kv_owners_hand_out_typed_rows() -> None:
     """An owner's helpers take and return typed values: the JSON dict of a row lives
     inside the owner, so a caller cannot misspell a key (`.get("hold_label")`)."""
@@ -403,3 +414,31 @@ def test_kv_owners_hand_out_typed_rows() -> None:
             if untyped:
                 wrong.append(f"{qualified}:{node.lineno} {', '.join(untyped)}")
     assert not wrong, "kv owners' helpers with untyped rows:\n" + "\n".join(wrong)
+
+
+# What a module outside bot/storage may take from the SQLite driver: its exceptions, to
+# tell a storage failure from the rest.
+SQLITE_EXCEPTIONS = frozenset({"Error", "DatabaseError", "OperationalError"})
+
+
+def test_sql_is_storages_own() -> None:
+    """Statements live in bot/storage: a module elsewhere that opened a database would
+    bypass the owners of its rows (the Action's restored cache is taken in by storage)."""
+    wrong = []
+    for name, module in modules().items():
+        if name.startswith("bot.storage"):
+            continue
+        for node in ast.walk(module.tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "sqlite3"
+                and node.attr not in SQLITE_EXCEPTIONS
+            ):
+                wrong.append(f"{name}:{node.lineno} uses sqlite3.{node.attr}")
+        wrong += [
+            f"{name}:{line} imports {target}"
+            for target, line in imported(module)
+            if target.split(".")[0] in {"asyncpg", "aiosqlite"}
+        ]
+    assert not wrong, "\n".join(wrong)

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from bot.judge.doctor import background
-from bot.judge.doctor.background import PENDING, ProbeBoard, probe_ctx, probe_forever
+from bot.judge.doctor.background import NOT_MEASURED, ProbeBoard, probe_ctx, probe_forever
 from bot.judge.doctor.probe import PROBE_FILE, probe_settings
 from bot.judge.doctor.report import ALTERNATE, DoctorReport, ProbeOutcome
 from bot.judge.providers import StructuredOutputMemory
@@ -316,7 +316,7 @@ async def test_the_background_probe_repeats_with_one_memory_until_stopped(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
     llm.behaviour = llama_cpp_python(context_tokens=8192)
-    board = ProbeBoard(PENDING)
+    board = ProbeBoard(NOT_MEASURED)
     stop = asyncio.Event()
     settings = settings_for(llm.base_url, deep_model=None)
     task = asyncio.create_task(probe_forever(board, settings, http, stop, 0.05))
@@ -334,7 +334,7 @@ async def test_the_background_probe_repeats_with_one_memory_until_stopped(
 async def test_the_cleanup_context_probes_with_the_client_it_is_given_and_leaves_it_open(
     llm: FakeOpenAIServer, http: httpx.AsyncClient
 ) -> None:
-    board = ProbeBoard(PENDING)
+    board = ProbeBoard(NOT_MEASURED)
     lifetime = probe_ctx(board, settings_for(llm.base_url), interval=3600, client=http)(
         web.Application()
     )
@@ -362,7 +362,7 @@ async def test_a_probe_that_crashes_is_logged_and_the_next_round_runs(
         return await probe_settings(*args, **kwargs)
 
     monkeypatch.setattr(background, "probe_settings", flaky)
-    board = ProbeBoard(PENDING)
+    board = ProbeBoard(NOT_MEASURED)
     stop = asyncio.Event()
     task = asyncio.create_task(probe_forever(board, settings_for(llm.base_url), http, stop, 0.01))
     async with asyncio.timeout(10):

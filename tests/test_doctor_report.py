@@ -14,15 +14,15 @@ import pytest
 
 from bot.judge.doctor.background import (
     NOT_CONFIGURED,
+    NOT_MEASURED,
     OFF,
-    PENDING,
     ProbeBoard,
     waiting_note,
 )
 from bot.judge.doctor.probe import format_used
 from bot.judge.doctor.report import (
     ALTERNATE,
-    COLUMNS,
+    PROBE_COLUMNS,
     ContextSize,
     DoctorReport,
     ProbeFailure,
@@ -244,7 +244,7 @@ def test_a_row_says_the_format_and_the_context_in_words(
     changes: dict[str, object], fmt: str, context: str
 ) -> None:
     row = row_of(seat(**changes))
-    assert len(row) == len(COLUMNS)
+    assert len(row) == len(PROBE_COLUMNS)
     assert row == (
         "quick",
         "qwen2.5-0.5b",
@@ -328,7 +328,7 @@ def test_the_text_is_an_aligned_table_with_the_time_the_warnings_and_the_summary
         warnings=("the quick and deep judges are one model",),
     )
     lines = report.render_text().splitlines()
-    assert lines[0].split() == list(COLUMNS)
+    assert lines[0].split() == list(PROBE_COLUMNS)
     assert lines[1].index("qwen2.5-0.5b") == lines[0].index("model") == lines[2].index("m2")
     assert lines[2].endswith("no answer")
     assert lines[3:] == [
@@ -368,7 +368,7 @@ def test_the_format_used_is_the_providers_one_way_the_setting_or_what_was_negoti
     [
         (False, 3600.0, NOT_CONFIGURED),
         (False, 0.0, NOT_CONFIGURED),
-        (True, 3600.0, PENDING),
+        (True, 3600.0, NOT_MEASURED),
         (True, 0.0, OFF),
     ],
 )
@@ -388,7 +388,7 @@ def test_the_board_says_why_it_has_nothing_yet(
 
 
 def test_the_board_shows_the_latest_report_whole() -> None:
-    board = ProbeBoard(PENDING)
+    board = ProbeBoard(NOT_MEASURED)
     report = DoctorReport(AT, (seat(),))
     board.replace(report)
     assert board.current() is report

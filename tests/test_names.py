@@ -7,9 +7,15 @@ reader holds: `Outcome` was a probe's result, a merge step's and a notice callba
 is defined in one module, and a second module that means the same thing imports it; a
 different thing gets a name that says what it is.
 
-A few functions are the same part played by each of several modules (each `bot/cli`
-command module's `register`, each storage backend's `migrate`); no module imports one
-beside its twin. `ALLOWED` lists them, with the modules that may define each and why.
+The same holds for a public ALL_CAPS constant: `COMMENT_LIMIT` written in three modules
+is one of GitHub's limits kept three times, and `TIER_ORDER` was a tuple of tiers in one
+module and a rank by name in another. A one-letter type variable (`T = TypeVar("T")`) is
+each module's own placeholder, not a constant, and is left out.
+
+A few functions and constants are the same part played by each of several modules (each
+`bot/cli` command module's `register`, each storage backend's `migrate` and `MIGRATIONS`);
+no module imports one beside its twin. `ALLOWED` lists them, with the modules that may
+define each and why.
 """
 
 from __future__ import annotations
@@ -70,24 +76,35 @@ def _is_public_camel(name: str) -> bool:
     return name[:1].isupper() and not name.isupper()
 
 
+def _is_public_constant(name: str, value: ast.expr | None) -> bool:
+    """An ALL_CAPS name not bound to a `TypeVar(...)` (a type variable is a placeholder)."""
+    if not name.isupper() or name.startswith("_"):
+        return False
+    called = value.func if isinstance(value, ast.Call) else None
+    return not (isinstance(called, ast.Name) and called.id == "TypeVar")
+
+
 def _defined(tree: ast.Module) -> Iterator[tuple[str, int]]:
-    """The public names a module defines at its top level, with their lines: classes and
-    CamelCase aliases, and functions not named with a leading underscore."""
+    """The public names a module defines at its top level, with their lines: classes,
+    CamelCase aliases, ALL_CAPS constants, and functions not named with a leading
+    underscore."""
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if not node.name.startswith("_"):
                 yield node.name, node.lineno
             continue
         if isinstance(node, ast.ClassDef):
-            names = [node.name]
-        elif isinstance(node, ast.Assign):
+            if _is_public_camel(node.name):
+                yield node.name, node.lineno
+            continue
+        if isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names = [node.target.id]
         else:
             continue
         for name in names:
-            if _is_public_camel(name):
+            if _is_public_camel(name) or _is_public_constant(name, node.value):
                 yield name, node.lineno
 
 
@@ -153,6 +170,9 @@ def test_the_walk_sees_classes_aliases_type_vars_and_functions(tmp_path: Path) -
         "Result = TypeVar('Result')\n"
         "Limit: int = 3\n"
         "MAX_SIZE = 3\n"
+        "TIMEOUT: float = 1.0\n"
+        "T = TypeVar('T')\n"
+        "_HIDDEN = 1\n"
         "_Private = int\n"
         "def plan() -> None: ...\n"
         "async def record() -> None: ...\n"
@@ -168,11 +188,12 @@ def test_the_walk_sees_classes_aliases_type_vars_and_functions(tmp_path: Path) -
     )
     (package / "inner" / "b.py").write_text(
         "Window = int\nclass Clock: ...\nResult = 1\nLimit = 4\nMAX_SIZE = 4\n"
+        "TIMEOUT = 2.0\nT = TypeVar('T')\n_HIDDEN = 2\n"
         "_Private = str\ndef plan() -> None: ...\ndef record() -> None: ...\n"
         "def _helper() -> None: ...\ndef show() -> None: ...\nplan_alias = plan\n",
         encoding="utf-8",
     )
     found = definitions(package)
     twice = {name for name, modules in found.items() if len(modules) > 1}
-    assert twice == {"Window", "Clock", "Result", "Limit", "plan", "record"}
-    assert found["once"] == {"bot/a.py": 12}
+    assert twice == {"Window", "Clock", "Result", "Limit", "MAX_SIZE", "TIMEOUT", "plan", "record"}
+    assert found["once"] == {"bot/a.py": 15}

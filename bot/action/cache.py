@@ -16,32 +16,18 @@ the run's storage, and nothing in it can make a `judge` check pass:
                      can neither pass a gate nor start a merge (elsewhere every verdict is
                      this run's own)
 
-The usage counts are copied whatever the mode: they can only hold spending back.
+The usage counts are copied whatever the mode: they can only hold spending back. The SQL
+is storage's (bot/storage/sqlite_import.py); this module says what a run takes in.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from bot.judge.engine import CACHE_NAMESPACE
+from bot.storage.sqlite_import import Restored, take_rows
 
 RESTORED_SUFFIX = ".restored"
-# Tables SQLite itself keeps (planner statistics, AUTOINCREMENT counters): data, no code.
-SQLITE_OWN_TABLES = ("sqlite_stat1", "sqlite_stat4", "sqlite_sequence")
-
-SchemaEntry = tuple[str, str, str, str]
-
-
-@dataclass(frozen=True)
-class Restored:
-    """What a run took in: how many verdict-cache entries came from the restored file,
-    or why the file was refused (empty when it was not)."""
-
-    verdicts: int = 0
-    refused: str = ""
 
 
 def set_aside(cache: Path) -> Path | None:
@@ -53,74 +39,11 @@ def set_aside(cache: Path) -> Path | None:
     return aside
 
 
-def foreign_objects(restored: Iterable[SchemaEntry], own: Iterable[SchemaEntry]) -> list[str]:
-    """The restored file's schema entries (type, name, table, sql) the App's own schema
-    does not have, named for a person to read. Pure."""
-    mine = set(own)
-    return sorted(
-        f"{kind} {name!r}"
-        for kind, name, table, sql in restored
-        if (kind, name, table, sql) not in mine
-        and not (kind == "table" and name in SQLITE_OWN_TABLES)
-    )
-
-
 def take_in(fresh: Path, restored: Path, *, verdicts: bool) -> Restored:
     """Copy the restored file's usage counts, and its verdict-cache entries if `verdicts`,
     into `fresh` (the run's storage, already made); refuse the file whole if it is not the
     App's schema or not a readable SQLite file. The restored file is removed either way."""
-    try:
-        return _copy(fresh, restored, verdicts)
-    except sqlite3.DatabaseError as exc:
-        return Restored(refused=f"it is not a readable SQLite file ({exc})")
-    finally:
-        restored.unlink(missing_ok=True)
-
-
-def _copy(fresh: Path, restored: Path, verdicts: bool) -> Restored:
-    conn = sqlite3.connect(fresh.resolve().as_uri(), uri=True, isolation_level=None)
-    try:
-        # No function of the restored schema may run, whatever it names.
-        conn.execute("PRAGMA trusted_schema = OFF")
-        conn.execute(
-            "ATTACH DATABASE ? AS restored", (restored.resolve().as_uri() + "?immutable=1",)
-        )
-        listing = "SELECT type, name, tbl_name, coalesce(sql, '') FROM {}.sqlite_master"
-        foreign = foreign_objects(
-            conn.execute(listing.format("restored")).fetchall(),
-            conn.execute(listing.format("main")).fetchall(),
-        )
-        if foreign:
-            return Restored(refused="it holds " + ", ".join(foreign[:5]) + ", not the App's")
-        tables = {
-            row[0]
-            for row in conn.execute("SELECT name FROM restored.sqlite_master WHERE type = 'table'")
-        }
-        copied = _copy_rows(conn, tables, verdicts)
-    finally:
-        conn.close()
-    return Restored(verdicts=copied)
-
-
-def _copy_rows(conn: sqlite3.Connection, tables: set[str], verdicts: bool) -> int:
-    copied = 0
-    conn.execute("BEGIN IMMEDIATE")
-    if verdicts and "kv" in tables:
-        copied = conn.execute(
-            "INSERT OR IGNORE INTO main.kv (namespace, key, value) "
-            "SELECT namespace, key, value FROM restored.kv "
-            "WHERE namespace = ? AND typeof(key) = 'text' AND json_valid(value)",
-            (CACHE_NAMESPACE,),
-        ).rowcount
-    if "usage" in tables:
-        conn.execute(
-            "INSERT INTO main.usage (scope, at, amount) SELECT scope, at, amount "
-            "FROM restored.usage WHERE typeof(scope) = 'text' AND typeof(at) = 'integer' "
-            "AND typeof(amount) = 'integer'"
-        )
-    conn.execute("COMMIT")
-    conn.execute("DETACH DATABASE restored")
-    return copied
+    return take_rows(fresh, restored, namespace=CACHE_NAMESPACE if verdicts else None)
 
 
 def refused_line(refused: str) -> str:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.github.client import GITHUB_API_URL, graphql_url_for
+from bot.storage.base import MAX_BODY_BYTES
 
-EVENTS = frozenset({"pull_request", "push", "issue_comment", "merge_group"})
+# The workflow events the gate acts on; a run for any other event does nothing.
+HANDLED_EVENTS = frozenset({"pull_request", "push", "issue_comment", "merge_group"})
 REPOSITORY_PARTS = 2
-# An event payload is GitHub's webhook body: 25 MB at most.
-MAX_EVENT_BYTES = 25 * 1024 * 1024
 
 
 class ActionInputError(ValueError):
@@ -40,7 +40,7 @@ class RunEnvironment:
 
     @property
     def handled(self) -> bool:
-        return self.event_name in EVENTS
+        return self.event_name in HANDLED_EVENTS
 
 
 def _required(env: Mapping[str, str], name: str) -> str:
@@ -81,7 +81,8 @@ def read_environment(env: Mapping[str, str]) -> RunEnvironment:
 
 def parse_event(raw: bytes, event_name: str, repository: str) -> dict[str, Any]:
     """The event payload, checked to be the run's repository's JSON object."""
-    if len(raw) > MAX_EVENT_BYTES:
+    # An event payload is GitHub's webhook body, with the same cap.
+    if len(raw) > MAX_BODY_BYTES:
         raise ActionInputError("GITHUB_EVENT_PATH: the event is larger than GitHub sends")
     try:
         data = json.loads(raw)

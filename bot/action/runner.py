@@ -64,6 +64,7 @@ from bot.services import ServiceHub, Services
 from bot.settings.features import FeatureSettings
 from bot.storage import storage_from_url
 from bot.storage.base import Delivery, Storage
+from bot.storage.sqlite_import import Restored
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ async def run_event(
 
 async def take_in_restored(
     context: Context, payload: Mapping[str, Any], settings: RunSettings, fresh: Path, restored: Path
-) -> cache.Restored:
+) -> Restored:
     """The restored cache's plain data, in the run's fresh storage (`cache`)."""
     verdicts = await restored_verdicts_may_answer(context, payload, settings)
     taken = await asyncio.to_thread(cache.take_in, fresh, restored, verdicts=verdicts)

@@ -11,6 +11,7 @@
     eval        `eval`: the judges measured on labelled changes (bot.evaluation)
     action      `action`, `action import`: the gate as a GitHub Action step (bot.action)
     database    opening the database for a command, and its one-line failures
+    arguments   the argparse types of flags several commands take (--limit, --repo)
     terminal    output that survives a closed stdout
     __main__    `python -m bot.cli`, as the console script runs it
 

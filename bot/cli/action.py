@@ -28,8 +28,7 @@ from bot.action.outcome import ExitStatus, RunOutcome, exit_status_for, output_l
 from bot.action.records_import import BadRecords, import_records, read_records
 from bot.action.runner import Files, RunSettings, run_event
 from bot.action.settings import ActionSettings
-from bot.cli.database import run_on_database
-from bot.cli.reports import DATABASE_HELP
+from bot.cli.database import DATABASE_HELP, run_on_database
 from bot.cli.terminal import err, out
 from bot.github.client import GitHubClientError, describe_failure
 from bot.logs import LogFormat, SecretScrubber, configure_logging

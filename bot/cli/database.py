@@ -11,13 +11,25 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from bot.cli.terminal import err
-from bot.settings import SettingsError, load_database_url
+from bot.settings import DATABASE_FILE, SettingsError, load_database_url
 from bot.storage import storage_from_url
 from bot.storage.base import Storage, describe_database
 
-__all__ = ["CommandRefused", "database_failure", "run_on_database", "with_storage"]
+__all__ = [
+    "DATABASE_HELP",
+    "CommandRefused",
+    "database_failure",
+    "run_on_database",
+    "with_storage",
+]
 
 logger = logging.getLogger(__name__)
+
+# The `--database-url` help of every command that opens the App's database.
+DATABASE_HELP = (
+    "the App's database (default: DATABASE_URL from the environment or .env, else "
+    f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
+)
 
 T = TypeVar("T")
 

@@ -22,20 +22,16 @@ import logging
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from bot.cli.database import CommandRefused, run_on_database
+from bot.cli.arguments import whole_number
+from bot.cli.database import DATABASE_HELP, CommandRefused, run_on_database
 from bot.cli.terminal import out
-from bot.settings import DATABASE_FILE
 from bot.storage.base import Delivery, DeliveryStatus, Storage
 
 logger = logging.getLogger(__name__)
 
-DATABASE_HELP = (
-    "the App's database (default: DATABASE_URL from the environment or .env, else "
-    f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
-)
 ERROR_CHARS = 60
-COLUMNS = ("id", "event", "action", "repository", "status", "attempts", "last error")
-WIDE_COLUMNS = (*COLUMNS[:-1], "received", "next try", "last error")
+DELIVERY_COLUMNS = ("id", "event", "action", "repository", "status", "attempts", "last error")
+WIDE_DELIVERY_COLUMNS = (*DELIVERY_COLUMNS[:-1], "received", "next try", "last error")
 
 T = TypeVar("T")
 
@@ -62,7 +58,7 @@ def _next_try(delivery: Delivery) -> str:
 def render_deliveries(deliveries: list[Delivery], *, wide: bool = False) -> str:
     """The table, one delivery a line. `wide`: the last error whole (on its one line), with
     when each delivery arrived and when a pending one is tried next."""
-    columns = WIDE_COLUMNS if wide else COLUMNS
+    columns = WIDE_DELIVERY_COLUMNS if wide else DELIVERY_COLUMNS
     rows: list[tuple[str, ...]] = [columns]
     for d in deliveries:
         first = (
@@ -151,16 +147,6 @@ def _cmd_retry(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def register(subparsers: Any) -> None:
     """Add `deliveries list` and `deliveries retry` to an argparse subparsers object."""
     deliveries = subparsers.add_parser("deliveries", help="inspect and retry webhook deliveries")
@@ -168,7 +154,7 @@ def register(subparsers: Any) -> None:
     listing = actions.add_parser("list", help="print stored deliveries, newest first")
     listing.add_argument("--failed", action="store_true", help="only deliveries parked as failed")
     listing.add_argument(
-        "--limit", type=_positive, default=50, help="at most this many rows (default 50)"
+        "--limit", type=whole_number(1), default=50, help="at most this many rows (default 50)"
     )
     view = listing.add_mutually_exclusive_group()
     view.add_argument(

@@ -30,7 +30,7 @@ from bot.judge.settings import JudgeSettings
 from bot.settings import SettingsError, load_judge_settings
 
 EXIT_SETTINGS = 2
-NOT_CONFIGURED = (
+NO_TIER_ERROR = (
     "judge-bot: no judge tier is configured (set JUDGE_QUICK_MODEL, and JUDGE_LLM_BASE_URL "
     "or JUDGE_LLM_API_KEY: docs/configuration.md); nothing was probed"
 )
@@ -57,7 +57,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         err(f"judge-bot: configuration error: {exc}; nothing was probed")
         return EXIT_SETTINGS
     if not settings.llm_configured:
-        err(NOT_CONFIGURED)
+        err(NO_TIER_ERROR)
         return EXIT_SETTINGS
     return print_report(asyncio.run(_probe(settings)), as_json=args.json)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from bot.cli.arguments import owner_name, whole_number
 from bot.cli.database import CommandRefused, run_on_database
 from bot.cli.terminal import err, out
 from bot.evaluation.dataset import DatasetError, LabelledExample, example_line, read_dataset
@@ -44,7 +44,6 @@ from bot.settings import DATABASE_FILE, SettingsError, load_judge_section, load_
 from bot.storage.base import Storage
 
 MAX_CONCURRENCY = 32
-_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 async def judge_all(
@@ -193,25 +192,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 # -- argparse ------------------------------------------------------------------------------
 
 
-def _bounded(low: int, high: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be between {low} and {high}")
-        return value
-
-    return parse
-
-
-def _repository(text: str) -> str:
-    if not _REPOSITORY.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
-    return text
-
-
 EPILOG = """\
 exit status:
   0  the report was printed, or the dataset written
@@ -236,7 +216,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("dataset", nargs="?", metavar="DATASET", help="the JSONL dataset")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
-        "--limit", type=_bounded(1, 10**9), metavar="N", help="judge only the first N changes"
+        "--limit", type=whole_number(1, 10**9), metavar="N", help="judge only the first N changes"
     )
     parser.add_argument(
         "--no-swap", action="store_true", help="do not judge changes again in another file order"
@@ -249,13 +229,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--concurrency",
-        type=_bounded(1, MAX_CONCURRENCY),
+        type=whole_number(1, MAX_CONCURRENCY),
         default=1,
         metavar="N",
         help="changes judged at once (default 1: latency figures without queueing)",
     )
     parser.add_argument(
-        "--width", type=_bounded(40, 10_000), help="table width (default: the terminal's)"
+        "--width", type=whole_number(40, 10_000), help="table width (default: the terminal's)"
     )
     history = parser.add_argument_group("building a dataset from the App's records")
     history.add_argument(
@@ -266,7 +246,7 @@ def register(subparsers: Any) -> None:
     history.add_argument("--out", metavar="FILE", help="the dataset to write (must not exist)")
     history.add_argument(
         "--repo",
-        type=_repository,
+        type=owner_name,
         metavar="OWNER/NAME",
         help="the repository whose records to read (default: the one the clone's origin names)",
     )

@@ -60,7 +60,7 @@ from bot.cli.pre_push import (
     intended_mode,
     run_hook,
     skip_requested,
-    unreadable_configuration,
+    unreadable_settings,
 )
 from bot.cli.terminal import drop_stdout, err, guard_closed_stdout, out
 from bot.judge.engine import JudgeEngine, JudgeRequest
@@ -83,7 +83,7 @@ from bot.storage.base import Storage, describe_database
 
 logger = logging.getLogger(__name__)
 
-DATABASE_HELP = (
+RECORDS_DATABASE_HELP = (
     "where records are stored (default: DATABASE_URL from the environment or .env, else "
     f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
 )
@@ -334,12 +334,12 @@ def _dotenv_values(cwd: Path) -> dict[str, str | None]:
         return {}
 
 
-def _configuration_refused(problem: str) -> int:
-    """Say why the push is not judged; block it in blocking mode (`unreadable_configuration`)."""
+def _settings_refused(problem: str) -> int:
+    """Say why the push is not judged; block it in blocking mode (`unreadable_settings`)."""
     cwd = Path.cwd()
     mode = intended_mode(dict(os.environ), _dotenv_values(cwd))
     tracked = ENV_FILE_VARIABLE not in os.environ and tracked_by_git(cwd / ".env")
-    lines, code = unreadable_configuration(problem, mode, tracked)
+    lines, code = unreadable_settings(problem, mode, tracked)
     for line in lines:
         err(line)
     return code
@@ -354,7 +354,7 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
         settings = load_judge_settings()
         url = _database_url(args)
     except SettingsError as exc:
-        return _configuration_refused(str(exc))
+        return _settings_refused(str(exc))
     try:
         return asyncio.run(_pre_push(args, settings, url, stdin_text))
     except BrokenPipeError:
@@ -373,7 +373,7 @@ def _cmd_pre_push(args: argparse.Namespace) -> int:
 
 # The default database and SQLite's companions, at the top of the work tree (where git
 # runs the hook): kept out of `git status` so they are never committed by accident.
-EXCLUDED = (f"/{DATABASE_FILE}", f"/{DATABASE_FILE}-*")
+EXCLUDED_DATABASE = (f"/{DATABASE_FILE}", f"/{DATABASE_FILE}-*")
 # The `.env` the hook reads (top of the work tree), where a user puts the API key: in
 # the repository's own exclude file, not `.gitignore`, so installing changes no file
 # that would be committed, and nobody else's clone.
@@ -411,7 +411,7 @@ def _exclude(exclude: Path, lines: Sequence[str], heading: str) -> bool:
 
 
 def _exclude_database(exclude: Path) -> bool:
-    return _exclude(exclude, EXCLUDED, "judge-bot's records")
+    return _exclude(exclude, EXCLUDED_DATABASE, "judge-bot's records")
 
 
 def _exclude_settings(exclude: Path) -> bool:
@@ -565,7 +565,7 @@ def _add_judge(subparsers: Any) -> None:
     judge.add_argument("--repository", help="repository the files belong to, kept in the record")
     judge.add_argument("--head-sha", help="commit the files were read at, kept in the record")
     judge.add_argument("--scope", help="throttle scope (default: this directory)")
-    judge.add_argument("--database-url", help=DATABASE_HELP)
+    judge.add_argument("--database-url", help=RECORDS_DATABASE_HELP)
     judge.add_argument("files", nargs="+", metavar="FILE", help="files to judge, as one change")
     judge.set_defaults(handler=_cmd_judge)
 
@@ -577,7 +577,7 @@ def register(subparsers: Any) -> None:
     hook = subparsers.add_parser("pre-push", help="git pre-push hook (reads git's stdin)")
     hook.add_argument("remote", nargs="?", help="name of the remote (git passes it)")
     hook.add_argument("url", nargs="?", help="URL of the remote (git passes it)")
-    hook.add_argument("--database-url", help=DATABASE_HELP)
+    hook.add_argument("--database-url", help=RECORDS_DATABASE_HELP)
     hook.set_defaults(handler=_cmd_pre_push)
 
     install = subparsers.add_parser(
@@ -600,7 +600,7 @@ def register(subparsers: Any) -> None:
         "time with a timezone",
     )
     export.add_argument("--task-id", help="only records of this task")
-    export.add_argument("--database-url", help=DATABASE_HELP)
+    export.add_argument("--database-url", help=RECORDS_DATABASE_HELP)
     export.set_defaults(handler=_cmd_export)
 
 

@@ -22,10 +22,10 @@ App's records use too: any score of the deciding judgment below 3, even when the
 protocol escalated). UNDETERMINED (no judge answered), provider errors and crashes never
 block. `GIT_JUDGE_SKIP=1` bypasses everything, as does git's own `--no-verify`.
 
-A configuration the hook cannot read (a `.env` git tracks, a bad `JUDGE_*` value) is
+Settings the hook cannot read (a `.env` git tracks, a bad `JUDGE_*` value) are
 not a crash: the push would go unjudged while the user believes blocking mode guards
 it. So the hook says so loudly, and in blocking mode refuses the push with one line on
-how to go on (`unreadable_configuration`). Which mode is meant is read from
+how to go on (`unreadable_settings`). Which mode is meant is read from
 `JUDGE_MODE` alone (`intended_mode`), from the environment or even a `.env` the loader
 refuses: that one value can only make the hook stricter, never send a key anywhere.
 
@@ -284,10 +284,9 @@ def intended_mode(*sources: Mapping[str, str | None]) -> str:
     return "advisory"
 
 
-def unreadable_configuration(
-    problem: str, mode: str, dotenv_tracked: bool
-) -> tuple[list[str], int]:
-    """What the hook says, and its status, when it cannot read its configuration."""
+def unreadable_settings(problem: str, mode: str, dotenv_tracked: bool) -> tuple[list[str], int]:
+    """What the hook says, and its status, when it cannot read its settings (the
+    environment and `.env`; the messages keep the word users know, configuration)."""
     lines = [
         "[judge] WARNING: cannot read the judge's configuration; this push is NOT judged",
         f"[judge] WARNING: {problem}",

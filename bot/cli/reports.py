@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import shutil
 import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from bot.cli.database import run_on_database
+from bot.cli.arguments import owner_name, whole_number
+from bot.cli.database import DATABASE_HELP, run_on_database
 from bot.cli.terminal import err, out
 from bot.reports import sources
 from bot.reports.calibration_view import calibration_json, render_calibration
@@ -31,6 +31,7 @@ from bot.reports.kpis import calibrate
 from bot.reports.sources import collector_paused
 from bot.reports.thresholds import CalibrationThresholds
 from bot.reports.triage import (
+    MAX_TAG_CHARS,
     OpenIssue,
     Subject,
     SubjectKey,
@@ -39,18 +40,13 @@ from bot.reports.triage import (
     triage,
 )
 from bot.reports.triage_view import render_triage, triage_json
-from bot.settings import DATABASE_FILE, SettingsError, load_judge_section
+from bot.settings import SettingsError, load_judge_section
 from bot.storage.base import Storage, StoredVerdict
 
 logger = logging.getLogger(__name__)
 
-DATABASE_HELP = (
-    "the App's database (default: DATABASE_URL from the environment or .env, else "
-    f"{DATABASE_FILE} at the top of this git work tree, else in this directory)"
-)
-MAX_DAYS = 3650
-_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-MAX_TAG_CHARS = 100
+# The longest window `triage` and `calibrate` read (ten years; the dashboard's is shorter).
+MAX_REPORT_DAYS = 3650
 
 T = TypeVar("T")
 
@@ -143,32 +139,6 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _days(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 1 <= value <= MAX_DAYS:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_DAYS}")
-    return value
-
-
-def _columns(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 40:
-        raise argparse.ArgumentTypeError("must be at least 40")
-    return value
-
-
-def _repository(text: str) -> str:
-    if not _REPOSITORY.fullmatch(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not OWNER/NAME")
-    return text
-
-
 def _tag(text: str) -> str:
     if not text.strip() or len(text) > MAX_TAG_CHARS:
         raise argparse.ArgumentTypeError(f"must be 1 to {MAX_TAG_CHARS} characters")
@@ -177,12 +147,17 @@ def _tag(text: str) -> str:
 
 def _add_common(parser: argparse.ArgumentParser, days: int) -> None:
     parser.add_argument(
-        "--days", type=_days, default=days, help=f"how many days back to read (default {days})"
+        "--days",
+        type=whole_number(1, MAX_REPORT_DAYS),
+        default=days,
+        help=f"how many days back to read (default {days})",
     )
-    parser.add_argument("--repo", type=_repository, metavar="OWNER/NAME", help="one repository")
+    parser.add_argument("--repo", type=owner_name, metavar="OWNER/NAME", help="one repository")
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
     parser.add_argument(
-        "--width", type=_columns, help="table width (default: the terminal's; piped: no limit)"
+        "--width",
+        type=whole_number(40),
+        help="table width (default: the terminal's; piped: no limit)",
     )
     parser.add_argument("--database-url", help=DATABASE_HELP)
 

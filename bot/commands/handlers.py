@@ -64,13 +64,10 @@ async def on_comment(event: Event, context: Context) -> None:
     command = parse_command(str(comment.get("body") or ""))
     if command is None:
         return
-    actor = Actor.from_user(comment.get("user"))
-    if actor.is_bot:
+    asker = await _asker(event, context, comment.get("user"))
+    if asker is None:
         return
-    repository = event.data["repository"]
     issue = event.data["issue"]
-    client = await context.services.github.installation_client(context.installation_id)
-    gateway = RepoGateway(client, str(repository["full_name"]))
 
     pull_number: int | None
     if issue.get("pull_request"):
@@ -78,7 +75,7 @@ async def on_comment(event: Event, context: Context) -> None:
         fallback_sha = None
     else:
         known = await disagreements.change_for_issue(
-            context.storage, gateway.full_name, int(issue["number"])
+            context.storage, asker.gateway.full_name, int(issue["number"])
         )
         if known is None:
             return  # not a pull request and not one of our issues: not for us
@@ -87,10 +84,8 @@ async def on_comment(event: Event, context: Context) -> None:
 
     await execute(
         command,
-        actor,
+        asker,
         context,
-        gateway,
-        repository=repository,
         pull_number=pull_number,
         head_sha=fallback_sha,
         reply_to=int(issue["number"]),
@@ -137,22 +132,15 @@ async def act_on_sha(
     event: Event, context: Context, command: Command, *, head_sha: str, pulls: list[Any]
 ) -> None:
     """A request from the checks UI is about the sha of the run it was made on."""
-    if context.installation_id is None:
+    asker = await _asker(event, context, event.data.get("sender"))
+    if asker is None:
         return
-    actor = Actor.from_user(event.data.get("sender"))
-    if actor.is_bot:
-        return
-    repository = event.data["repository"]
-    client = await context.services.github.installation_client(context.installation_id)
-    gateway = RepoGateway(client, str(repository["full_name"]))
     matching = [p for p in pulls if (p.get("head") or {}).get("sha") == head_sha] or pulls
     pull_number = int(matching[0]["number"]) if matching else None
     await execute(
         command,
-        actor,
+        asker,
         context,
-        gateway,
-        repository=repository,
         pull_number=pull_number,
         head_sha=head_sha,
         reply_to=pull_number,
@@ -160,13 +148,32 @@ async def act_on_sha(
     )
 
 
+@dataclass(frozen=True)
+class Asker:
+    """Who made a request, the repository it was made on, and the gateway that answers."""
+
+    actor: Actor
+    repository: dict[str, Any]
+    gateway: RepoGateway
+
+
+async def _asker(event: Event, context: Context, user: Any) -> Asker | None:
+    """None for a request that is never obeyed: one outside an installation, or a bot's."""
+    if context.installation_id is None:
+        return None
+    actor = Actor.from_user(user)
+    if actor.is_bot:
+        return None
+    repository = event.data["repository"]
+    client = await context.services.github.installation_client(context.installation_id)
+    return Asker(actor, repository, RepoGateway(client, str(repository["full_name"])))
+
+
 async def execute(
     command: Command,
-    actor: Actor,
+    asker: Asker,
     context: Context,
-    gateway: RepoGateway,
     *,
-    repository: dict[str, Any],
     pull_number: int | None,
     head_sha: str | None,
     reply_to: int | None,
@@ -176,6 +183,7 @@ async def execute(
     about its run's commit); without it the pull request's current head is meant, and an
     override comment must have been written about that head (`origin`)."""
     assert context.installation_id is not None
+    actor, gateway = asker.actor, asker.gateway
     answer = plan.answer_without_facts(command)
     if answer is not None:
         if reply_to is not None:
@@ -209,7 +217,7 @@ async def execute(
         head_sha=located,
         state=state,
         pull=pull,
-        repository=repository,
+        repository=asker.repository,
         installation_id=context.installation_id,
         permission=permission,
         origin=origin,

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from bot.reports.triage import MAX_TAG_CHARS
+
 DEFAULT_DAYS = 14
 """Calibration's own default: readiness needs two weeks of data."""
 DAY_CHOICES = (1, 7, 14, 30, 90)
 MAX_DAYS = 365
 _DAYS = re.compile(r"[0-9]{1,4}")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
-MAX_TAG_CHARS = 100
 
 
 @dataclass(frozen=True)

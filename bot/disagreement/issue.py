@@ -39,15 +39,15 @@ LABEL_COLOR = "d93f0b"
 LABEL_DESCRIPTION = "The judges disagree; a maintainer who is not the author decides"
 
 TITLE_PREFIX = "[JUDGE-DISAGREEMENT] Review needed: "
-TITLE_LIMIT = 256
+ISSUE_TITLE_LIMIT = 256
 
-REASONING_LIMIT = 4_000
+ISSUE_REASONING_LIMIT = 4_000
 MARKER_PREFIX = "<!-- judge-bot:disagreement task="
 
 
 def issue_title(task: str) -> str:
     """Exactly `[JUDGE-DISAGREEMENT] Review needed: <task>` (one line, capped)."""
-    return TITLE_PREFIX + one_line(task, TITLE_LIMIT - len(TITLE_PREFIX))
+    return TITLE_PREFIX + one_line(task, ISSUE_TITLE_LIMIT - len(TITLE_PREFIX))
 
 
 def issue_marker(task: str) -> str:
@@ -144,7 +144,7 @@ def _judge_blocks(records: Sequence[VerdictRecord]) -> list[str]:
                 f"{code_cell(view.model, 80)} · {round_verdict_cell(view)}"
             ]
             if view.reasoning:
-                parts.append(quote_untrusted(view.reasoning, REASONING_LIMIT))
+                parts.append(quote_untrusted(view.reasoning, ISSUE_REASONING_LIMIT))
             if view.improvements:
                 parts.append(bullet_untrusted(view.improvements, max_items=20, item_limit=400))
             blocks.append("\n\n".join(parts))

@@ -37,7 +37,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from bot.judge.records import GoNoGo, Tier, Verdict
+from bot.judge.records import GoNoGo, Verdict
+from bot.judge.settings import TIER_ORDER
 from bot.reports.facts import CallFact
 from bot.reports.measures import (
     NOT_ACCEPTED,
@@ -48,7 +49,8 @@ from bot.reports.measures import (
     median_and_p95,
 )
 
-TIER_ORDER = {tier.value: index for index, tier in enumerate(Tier)}
+# A tier's place in the panel's order, by the name records keep; an unknown name sorts last.
+TIER_RANK = {tier.value: rank for rank, tier in enumerate(TIER_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +165,7 @@ def answered_by_tier(judged: JudgedExample) -> dict[str, Verdict]:
 def tier_pairs(items: Sequence[JudgedExample]) -> list[TierPair]:
     """Kappa for every two tiers that both answered at least once, in protocol order."""
     answers = [answered_by_tier(j) for j in items]
-    tiers = sorted({t for a in answers for t in a}, key=lambda t: (TIER_ORDER.get(t, 9), t))
+    tiers = sorted({t for a in answers for t in a}, key=lambda t: (TIER_RANK.get(t, 9), t))
     pairs = []
     for first, second in combinations(tiers, 2):
         both = [(a[first], a[second]) for a in answers if first in a and second in a]
@@ -224,7 +226,7 @@ def per_seat(items: Sequence[JudgedExample], prices: Mapping[str, float]) -> lis
             rounds[(r.tier, r.model)].append((judged.expected, r.verdict))
         for call in judged.calls:
             calls[(call.tier, call.model)].append(call)
-    seats = sorted(set(rounds) | set(calls), key=lambda s: (TIER_ORDER.get(s[0], 9), s))
+    seats = sorted(set(rounds) | set(calls), key=lambda s: (TIER_RANK.get(s[0], 9), s))
     return [
         SeatFigures(
             tier=tier,

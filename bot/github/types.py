@@ -15,6 +15,10 @@ from typing import Any
 # What git and GitHub write for "no commit" (a branch created or deleted by a push).
 NULL_SHA = "0" * 40
 
+# GitHub's compare lists at most this many changed files, whatever the comparison holds: a
+# list this long may have been cut short.
+COMPARE_FILE_LIMIT = 300
+
 
 @dataclass(frozen=True, slots=True)
 class ChangedPath:

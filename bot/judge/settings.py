@@ -52,10 +52,14 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.judge.authorship import family_of_model
-from bot.judge.providers import CLI_PROVIDERS, DEFAULT_BASE_URLS
+from bot.judge.providers import (
+    CLI_PROVIDERS,
+    DEFAULT_BASE_URLS,
+    PROVIDERS,
+    ProviderName,
+)
 from bot.judge.records import Tier
 
-ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
 ResponseFormatName = Literal["auto", "json_schema", "json_object", "prompt"]
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 MIN_CONTEXT_TOKENS = 512
@@ -145,7 +149,7 @@ class Endpoint:
     @property
     def local(self) -> bool:
         """Whether this seat runs a local CLI (its `base_url` is then the command)."""
-        return self.provider in CLI_PROVIDERS
+        return is_local(self.provider)
 
     def endpoint_key(self) -> tuple[str, str, str]:
         key = self.api_key.get_secret_value() if self.api_key is not None else ""
@@ -157,11 +161,17 @@ class Endpoint:
         return seat_host(self.provider, self.base_url)
 
 
+def is_local(provider: str) -> bool:
+    """Whether `provider` runs a local command (an unknown name does not)."""
+    spec = PROVIDERS.get(provider)
+    return spec is not None and spec.local
+
+
 def seat_host(provider: str, base_url: str) -> str:
     """The base URL's host and port only: a URL may carry a user, a password or a key in
     its query, and this is what a log line shows. A CLI seat: `local` and the command's
     name (its directory may name a person)."""
-    if provider in CLI_PROVIDERS:
+    if is_local(provider):
         return "local " + (base_url.replace("\\", "/").rsplit("/", 1)[-1] or "?")
     try:
         parts = urlsplit(base_url)
@@ -177,10 +187,21 @@ def parse_alternate(entry: str, default_provider: str) -> tuple[str, str]:
     """`provider:model` or `model` -> (provider, model). Only a known provider name counts
     as a prefix, so model ids with colons (`llama3:70b`) stay intact."""
     head, sep, tail = entry.partition(":")
-    known = head.strip() in DEFAULT_BASE_URLS or head.strip() in CLI_PROVIDERS
+    known = head.strip() in PROVIDERS
     if sep and known and tail.strip():
         return head.strip(), tail.strip()
     return default_provider, entry.strip()
+
+
+def alternate_setting(provider: str, what: Literal["base_url", "api_key"]) -> str:
+    """The field of an HTTP provider's own alternate endpoint, `JUDGE_ALTERNATE_<PROVIDER>_`
+    `BASE_URL` / `_API_KEY` (tests/judge/test_provider_registry.py holds each declared)."""
+    return f"alternate_{provider.replace('-', '_')}_{what}"
+
+
+def cli_setting(provider: str) -> str:
+    """The field of a CLI provider's command, `JUDGE_<PROVIDER>` (`claude_cli`)."""
+    return provider.replace("-", "_")
 
 
 def _split_list(value: Any) -> Any:
@@ -219,12 +240,14 @@ class JudgeSettings(BaseSettings):
     tiebreaker_family: str | None = None
 
     alternate_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Each HTTP provider's own alternate endpoint (`alternate_route`); declared one by one
+    # because pydantic-settings reads declared fields only.
     alternate_openai_base_url: str | None = None
     alternate_openai_api_key: SecretStr | None = None
     alternate_anthropic_base_url: str | None = None
     alternate_anthropic_api_key: SecretStr | None = None
     allow_shared_family: bool = False
-    # The commands the CLI providers run (a name on PATH or a path).
+    # The commands the CLI providers run (a name on PATH or a path; `cli_command`).
     claude_cli: str = Field(default=CLI_PROVIDERS["claude-cli"], min_length=1)
     opencode_cli: str = Field(default=CLI_PROVIDERS["opencode-cli"], min_length=1)
     # Globs of the models a repository's `.github/judge.yml` may pick; empty allows any.
@@ -358,7 +381,7 @@ class JudgeSettings(BaseSettings):
 
     def cli_command(self, provider: str) -> str:
         """The command a CLI provider runs."""
-        return str(getattr(self, provider.replace("-", "_")))
+        return str(getattr(self, cli_setting(provider)))
 
     def _endpoint(
         self,
@@ -372,7 +395,7 @@ class JudgeSettings(BaseSettings):
         response_format: ResponseFormatName,
         context_tokens: int | None,
     ) -> Endpoint | None:
-        if provider in CLI_PROVIDERS:
+        if is_local(provider):
             base_url, api_key = self.cli_command(provider), None
         if base_url is None and api_key is not None:
             base_url = DEFAULT_BASE_URLS[provider]
@@ -428,10 +451,10 @@ class JudgeSettings(BaseSettings):
     ) -> tuple[str, SecretStr | None] | None:
         """(base URL, key) an alternate of `provider` may use, None when nothing was
         configured for that provider (see the module docstring for the order)."""
-        if provider in CLI_PROVIDERS:
+        if is_local(provider):
             return self.cli_command(provider), None
-        own_url = getattr(self, f"alternate_{provider}_base_url")
-        own_key = getattr(self, f"alternate_{provider}_api_key")
+        own_url = getattr(self, alternate_setting(provider, "base_url"))
+        own_key = getattr(self, alternate_setting(provider, "api_key"))
         if own_url or own_key is not None:
             return own_url or DEFAULT_BASE_URLS[provider], own_key
         same = next((seat for seat in tiers.values() if seat.provider == provider), None)
@@ -499,13 +522,9 @@ class JudgeSettings(BaseSettings):
         )
 
     def api_keys(self) -> list[str]:
-        """Every configured API key, for log scrubbing."""
-        keys = [
-            self.llm_api_key,
-            self.quick_api_key,
-            self.deep_api_key,
-            self.tiebreaker_api_key,
-            self.alternate_openai_api_key,
-            self.alternate_anthropic_api_key,
+        """Every configured API key, for log scrubbing: every `SecretStr` setting in the
+        order declared, so a new provider's key setting is scrubbed without a second edit."""
+        keys = (getattr(self, name) for name in type(self).model_fields)
+        return [
+            k.get_secret_value() for k in keys if isinstance(k, SecretStr) and k.get_secret_value()
         ]
-        return [k.get_secret_value() for k in keys if k is not None and k.get_secret_value()]

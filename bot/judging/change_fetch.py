@@ -23,7 +23,15 @@ from typing import Any
 
 from bot.github.gateway import RepoGateway
 from bot.github.review_query import HeadQuery
-from bot.github.types import ChangedPath, CiCheck, CommitInfo, LinkedIssue, Remark, RemoteFile
+from bot.github.types import (
+    COMPARE_FILE_LIMIT,
+    ChangedPath,
+    CiCheck,
+    CommitInfo,
+    LinkedIssue,
+    Remark,
+    RemoteFile,
+)
 from bot.judge.engine.review_context import FileDiff
 from bot.judge.records import JudgedFile
 from bot.judging import diffs, rules
@@ -43,10 +51,6 @@ class HeadRead:
     commits: tuple[CommitInfo, ...] | None
     remarks: tuple[Remark, ...]
     linked: tuple[LinkedIssue, ...]
-
-
-# GitHub's compare lists at most this many changed files, whatever the comparison holds.
-COMPARE_FILE_LIMIT = 300
 
 
 async def changes_of(target: Target, gateway: RepoGateway) -> Target:

@@ -37,7 +37,8 @@ from bot.judging.target import Target
 
 INFRA_CONCLUSIONS = frozenset({"timed_out", "cancelled", "startup_failure"})
 RED_STATES = FAILING_STATES - INFRA_CONCLUSIONS - {"error"}
-EXCERPT_LIMIT = 1000
+# Characters of a check's excerpt a `CiResult` carries to the judges; the prompt cuts further.
+CI_RESULT_EXCERPT_LIMIT = 1000
 SUMMARY_LISTED = 10
 EXPLICIT_TRIGGER = "command."
 """Triggers that judge despite CI: a person asked for it (`/judge rerun`, Re-run)."""
@@ -109,7 +110,7 @@ def for_judges(checks: Sequence[CiCheck]) -> list[CiResult]:
             name=check.name,
             state=check.state,
             required=check.required,
-            excerpt=redact(check.excerpt[:EXCERPT_LIMIT]),
+            excerpt=redact(check.excerpt[:CI_RESULT_EXCERPT_LIMIT]),
         )
         for check in checks
     ]

@@ -188,7 +188,8 @@ def _from_row(row: Mapping[str, Any], fetched_at: datetime) -> CachedFetch:
         blob_sha=None if blob_sha is None else str(blob_sha),
         text=None if text is None else str(text),
         issues=issues,
-        problems=int(row.get("problems") or 0),
+        # Only an invalid file's row holds a count, so only such a row is asked for one.
+        problems=int(row.get("problems") or 0) if issues else 0,
     )
 
 

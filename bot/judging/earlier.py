@@ -20,7 +20,7 @@ from bot.judge.engine.review_context import EarlierVerdict
 from bot.judge.records import RubricName, VerdictRecord, deciding_round
 
 EARLIER_SHAS = 3
-REASONING_LIMIT = 300
+EARLIER_REASONING_LIMIT = 300
 
 
 def earlier_verdicts(
@@ -47,7 +47,7 @@ def earlier_verdicts(
                 head_sha=str(record.head_sha),
                 decision=record.final_decision.value,
                 findings=findings,
-                reasoning=" ".join(record.reasoning.split())[:REASONING_LIMIT],
+                reasoning=" ".join(record.reasoning.split())[:EARLIER_REASONING_LIMIT],
             )
         )
     return shown[:EARLIER_SHAS]

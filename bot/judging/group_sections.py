@@ -20,7 +20,7 @@ from bot.gfm import bullet_untrusted, cell, code, code_cell, plural, quote_untru
 from bot.judge.records import Finding, VerdictRecord
 from bot.record_view import dimensions_of, format_score, round_verdict_cell, rounds_of
 
-REASONING_LIMIT = 6_000
+GROUP_REASONING_LIMIT = 6_000
 MAX_LISTED_FILES = 20
 MAX_LISTED_FINDINGS = 200
 
@@ -137,7 +137,7 @@ def _round_text(record: VerdictRecord, group: str) -> list[str]:
         if view.error:
             parts.append(f"The call failed: {cell(view.error, 300)}.")
         if view.reasoning:
-            parts.append(quote_untrusted(view.reasoning, REASONING_LIMIT))
+            parts.append(quote_untrusted(view.reasoning, GROUP_REASONING_LIMIT))
         if view.improvements:
             parts.append(
                 "Improvements:\n\n"

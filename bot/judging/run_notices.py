@@ -89,17 +89,18 @@ def render_unlisted(listed: int) -> CheckRunOutput:
     )
 
 
-CI_LISTED = 10
+# Failed checks a waiting run names; the rest are counted.
+FAILED_CHECKS_LISTED = 10
 
 
 def render_waiting_for_ci(failed: Sequence[tuple[str, str]]) -> CheckRunOutput:
     """Neutral run for a commit whose CI ended in an infrastructure failure or timeout:
     `failed` names each such check and how it ended. Judged when CI runs again."""
     listed = ", ".join(
-        f"{code(name, 80)} ({cell(state, 40)})" for name, state in failed[:CI_LISTED]
+        f"{code(name, 80)} ({cell(state, 40)})" for name, state in failed[:FAILED_CHECKS_LISTED]
     )
-    if len(failed) > CI_LISTED:
-        listed += f" and {len(failed) - CI_LISTED} more"
+    if len(failed) > FAILED_CHECKS_LISTED:
+        listed += f" and {len(failed) - FAILED_CHECKS_LISTED} more"
     first = one_line(failed[0][0], 60) if failed else "CI"
     summary = (
         f"Not judged yet: CI on this commit ended in an infrastructure failure or a timeout "

@@ -1,5 +1,5 @@
 """Merge on approve: a durable merge queue per repository and base branch. Reacts to
-judging's outcomes (`approval.on_judged`, listed in `bot/reactions.py`).
+judging's outcomes (`approval.on_concluded`, listed in `bot/reactions.py`).
 
     eligibility       who enters the queue, and how (pure)
     approval          an outcome at a head: admit, update or leave the queue

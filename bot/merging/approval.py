@@ -1,15 +1,15 @@
 """Into and out of the queue: the judged outcome of a pull request's head, and the events
 that change whether it belongs there.
 
-`on_judged` is the one entry point for a final outcome at a sha (the judges' verdict or a
+`on_concluded` is the one entry point for a final outcome at a sha (the judges' verdict or a
 human override): judging calls it before it completes the `judge` check run, so the run
 can show the queue position, and commands call it after an override. Anything else that
 must react to a judged outcome plugs in here: the circuit breakers (`breaker_flow`) and
 review mode (`bot.reviews`) do.
 
-    on_judged: non-accept ──> the pull request's entry for that sha leaves (the App's
-                              queue, or GitHub's: `dequeuePullRequest`)
-               accept ──────> fetch the pull request ─> `eligibility` ─> enter / stay / leave
+    on_concluded: non-accept ──> the pull request's entry for that sha leaves (the App's
+                                 queue, or GitHub's: `dequeuePullRequest`)
+                  accept ──────> fetch the pull request ─> `eligibility` ─> enter / stay / leave
     admit_pull: the base branch requires GitHub's merge queue ─> `admit_to_github`
                 (`enqueuePullRequest` at the judged sha); otherwise `admit`, the App's queue
     admit:     the decision for the pull request as GitHub describes it now
@@ -90,7 +90,7 @@ def queue_key(repository: str) -> str:
     return repository.lower()
 
 
-async def on_judged(
+async def on_concluded(
     context: Context,
     config: RepoConfig | None,
     target: Target,

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.gfm import app_line, code, finish, short_sha
+from bot.gfm import COMMENT_LIMIT, app_line, code, finish, short_sha
 from bot.merging import batching
 from bot.merging.batch_checks import required_checks
 from bot.merging.batch_files import queued_pulls
@@ -49,7 +49,6 @@ from bot.merging.batching import (
 )
 from bot.merging.driver import delete_merged_branch, run_step
 from bot.merging.eligibility import PullFacts
-from bot.merging.merge_notices import COMMENT_LIMIT
 from bot.merging.queue_branch import BaseFacts, Conflict, QueueBranchCalls
 from bot.merging.step import Drop, MarkMerged, gone
 from bot.merging.transitions import settle_for

@@ -2,7 +2,7 @@
 the hold on automatic judgments, and what a trip or a reset does on GitHub.
 
     judging, before the judges:  held(context, target) ─> a neutral run's output, or None
-    approval.on_judged:          count_outcome(...) ─> trip: label, comment, one notice;
+    approval.on_concluded:       count_outcome(...) ─> trip: label, comment, one notice;
                                  the run's line
     commands, /judge rerun:      reset(...) ─> state forgotten, the label taken off
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.gfm import code, finish
+from bot.gfm import COMMENT_LIMIT, code, finish
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.merging.breaker import NEEDS_HUMAN_LABEL, BreakerPolicy, Hold, HoldReason, Trip
 
-COMMENT_LIMIT = 65_536
 RESET = "An authorised `/judge rerun` judges the head now and turns automatic judging back on."
 
 

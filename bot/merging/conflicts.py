@@ -18,10 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.gfm import code
-from bot.github.types import ChangedPath
+from bot.github.types import COMPARE_FILE_LIMIT, ChangedPath
 
-# GitHub's compare answer lists at most this many files; a full list may be cut short.
-COMPARE_FILE_LIMIT = 300
 # Paths named in the comment; the rest are counted.
 LISTED_PATHS = 30
 

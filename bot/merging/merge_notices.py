@@ -6,10 +6,9 @@ other untrusted name; each comment ends with the finishing step (scrubbed, cappe
 
 from __future__ import annotations
 
-from bot.gfm import app_line, code, finish, short_sha
+from bot.gfm import COMMENT_LIMIT, app_line, code, finish, short_sha
 from bot.merging.step import CONFLICT_LABEL
 
-COMMENT_LIMIT = 65_536
 _LINE = 1_000
 
 

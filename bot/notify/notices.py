@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["Notice", "NoticeKind", "render"]
 
-TEXT_LIMIT = 3000  # Slack truncates a message's text around here; keep the link visible.
+NOTICE_TEXT_LIMIT = 3000  # Slack truncates a message's text around here; keep the link visible.
 
 
 class NoticeKind(enum.StrEnum):
@@ -48,9 +48,9 @@ def render(notice: Notice) -> dict[str, Any]:
     if notice.url:
         lines.append(notice.url)
     text = "\n".join(lines)
-    if len(text) > TEXT_LIMIT:
+    if len(text) > NOTICE_TEXT_LIMIT:
         link = f"\n{notice.url}" if notice.url else ""
-        text = text[: TEXT_LIMIT - len(link) - 1] + "…" + link
+        text = text[: NOTICE_TEXT_LIMIT - len(link) - 1] + "…" + link
     return {
         "text": text,
         "kind": notice.kind.value,

@@ -34,6 +34,8 @@ from bot.storage.base import StoredVerdict
 SubjectKey = tuple[str, str]
 """(repository lower-cased, head sha): a judged commit of a repository."""
 UNREAD_RECORD = "the full record could not be read: only its verdict is shown"
+# The longest tag a triage filter takes, from `triage --tag` and the dashboard's `?tag=`.
+MAX_TAG_CHARS = 100
 
 
 @dataclass(frozen=True)

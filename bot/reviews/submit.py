@@ -1,6 +1,6 @@
 """Submit the review of a final outcome (review mode), once per head sha and verdict.
 
-Called from `merging.approval.on_judged`, so a judged verdict and a person's override
+Called from `merging.approval.on_concluded`, so a judged verdict and a person's override
 both reach it. A review is claimed in storage before it is sent, so a retried delivery
 does not submit it twice; a send that fails gives the claim back and raises (the
 delivery is retried). GitHub refusing it (422: the App's own pull request) is logged.

@@ -30,6 +30,8 @@ loads the other's driver. Storage knows no feature: rows in, plain models out.
     group_commit   callers arriving together share one transaction
     body_codec     delivery bodies lz4-compressed on SQLite (migration 7)
     verdict_facts  the reports' lean read of a verdict record (pure)
+    sqlite_import  rows taken as data from a SQLite file nobody vouches for (the Action's
+                   restored verdict cache): one kv namespace and the usage counts
 
   Each backend: its store class, and what it does its own way (the same thing in the same
   place on both):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from bot.storage.base import Delivery, DeliveryStatus
 from bot.storage.body_codec import UnreadableBody, decode_body
@@ -137,16 +137,20 @@ def _listed(values: Values, row: Row) -> Delivery:
 class DeliveryLeases(SqlStore):
     """The `Storage` delivery methods both backends share."""
 
-    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
+    async def _on_lease(
+        self, statement: Sql, delivery_id: str, worker_id: str, **params: Any
+    ) -> bool:
+        """Runs a statement that ends or renews a lease (`_LEASED`): False (nothing changes)
+        when the lease is no longer `worker_id`'s."""
         changed = await self._sql.run(
-            COMPLETE,
-            done=DONE,
-            now=self._values.time(now),
-            id=delivery_id,
-            processing=PROCESSING,
-            worker=worker_id,
+            statement, id=delivery_id, processing=PROCESSING, worker=worker_id, **params
         )
         return changed == 1
+
+    async def complete_delivery(self, delivery_id: str, worker_id: str, now: datetime) -> bool:
+        return await self._on_lease(
+            COMPLETE, delivery_id, worker_id, done=DONE, now=self._values.time(now)
+        )
 
     async def release_delivery(
         self,
@@ -157,38 +161,33 @@ class DeliveryLeases(SqlStore):
         now: datetime,
     ) -> bool:
         at = self._values.time(now)
-        leased = {"id": delivery_id, "processing": PROCESSING, "worker": worker_id}
         if retry_at is None:
-            changed = await self._sql.run(FAIL, failed=FAILED, error=error, now=at, **leased)
-        else:
-            changed = await self._sql.run(
-                RETRY, pending=PENDING, error=error, retry_at=self._values.time(retry_at), **leased
+            return await self._on_lease(
+                FAIL, delivery_id, worker_id, failed=FAILED, error=error, now=at
             )
-        return changed == 1
+        return await self._on_lease(
+            RETRY,
+            delivery_id,
+            worker_id,
+            pending=PENDING,
+            error=error,
+            retry_at=self._values.time(retry_at),
+        )
 
     async def defer_delivery(
         self, delivery_id: str, worker_id: str, until: datetime, error: str | None = None
     ) -> bool:
-        changed = await self._sql.run(
+        return await self._on_lease(
             DEFER,
+            delivery_id,
+            worker_id,
             pending=PENDING,
             until=self._values.time(until),
             error=error,
-            id=delivery_id,
-            processing=PROCESSING,
-            worker=worker_id,
         )
-        return changed == 1
 
     async def renew_lease(self, delivery_id: str, worker_id: str, until: datetime) -> bool:
-        changed = await self._sql.run(
-            RENEW,
-            until=self._values.time(until),
-            id=delivery_id,
-            processing=PROCESSING,
-            worker=worker_id,
-        )
-        return changed == 1
+        return await self._on_lease(RENEW, delivery_id, worker_id, until=self._values.time(until))
 
     async def requeue_failed(self, delivery_id: str, now: datetime) -> bool:
         changed = await self._sql.run(

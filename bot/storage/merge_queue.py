@@ -8,6 +8,7 @@ is each backend's own (`sqlite_merge_queue`, `postgres_merge_queue`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -314,18 +315,8 @@ class MergeQueue(MergeQueueBatches):
         reason: str,
         now: datetime,
     ) -> MergeEntry | None:
-        at = self._values.time(now)
-        async with self._transaction() as db:
-            current = await _active(db, LOCK_ACTIVE, repository, pull_number)
-            if current is None:
-                return None
-            row = await db.row(
-                LEAVE, status=MergeStatus(status).value, reason=reason, now=at, id=current.id
-            )
-            assert row is not None
-            ended = entry_of(db, row)
-            await record_event(db, ended, current.status, actor, reason, at)
-        return ended
+        params = {"status": MergeStatus(status).value, "reason": reason}
+        return await self._change_active(repository, pull_number, LEAVE, params, actor, reason, now)
 
     async def nudge_merge_queue(
         self, repository: str, now: datetime, *, pull_number: int | None = None
@@ -346,19 +337,34 @@ class MergeQueue(MergeQueueBatches):
         actor: str,
         now: datetime,
     ) -> MergeEntry | None:
+        params = {"priority": priority.rank, "actor": actor}
+        reason = f"priority {priority.value}, set by @{actor}"
+        return await self._change_active(
+            repository, pull_number, SET_PRIORITY, params, actor, reason, now
+        )
+
+    async def _change_active(
+        self,
+        repository: str,
+        pull_number: int,
+        statement: Sql,
+        params: Mapping[str, Any],
+        actor: str,
+        reason: str,
+        now: datetime,
+    ) -> MergeEntry | None:
+        """Runs `statement` (with `params`, the row's `id` and `now`) on the pull request's
+        active entry, locked, and records the transition; None when it has no active entry."""
         at = self._values.time(now)
         async with self._transaction() as db:
             current = await _active(db, LOCK_ACTIVE, repository, pull_number)
             if current is None:
                 return None
-            row = await db.row(
-                SET_PRIORITY, priority=priority.rank, actor=actor, now=at, id=current.id
-            )
+            row = await db.row(statement, id=current.id, now=at, **params)
             assert row is not None
-            stored = entry_of(db, row)
-            reason = f"priority {priority.value}, set by @{actor}"
-            await record_event(db, stored, current.status, actor, reason, at)
-        return stored
+            changed = entry_of(db, row)
+            await record_event(db, changed, current.status, actor, reason, at)
+        return changed
 
     async def next_merge_due(self) -> datetime | None:
         db = self._sql

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.action.cache import Restored, foreign_objects, set_aside, take_in
+from bot.action.cache import set_aside, take_in
 from bot.judge.engine import CACHE_NAMESPACE
 from bot.judging.state import STATE_NAMESPACE, state_key
 from bot.storage import storage_from_url
+from bot.storage.sqlite_import import Restored, foreign_objects
 from tests.action.support import MAINTAINER, Runner, workflow_event
 from tests.support.flow_helpers import (
     ACCEPT,

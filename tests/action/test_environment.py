@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.action.environment import (
-    MAX_EVENT_BYTES,
-    ActionInputError,
-    parse_event,
-    read_environment,
-)
+from bot.action.environment import ActionInputError, parse_event, read_environment
+from bot.storage.base import MAX_BODY_BYTES
 
 RUNNER = {
     "GITHUB_EVENT_NAME": "pull_request",
@@ -89,7 +85,7 @@ def test_an_event_of_this_repository() -> None:
         (b"[]", "not a JSON object"),
         (b'{"repository": {"full_name": "octo/other"}}', "another repository"),
         (b"{}", "another repository"),
-        (b" " * (MAX_EVENT_BYTES + 1), "larger than GitHub sends"),
+        (b" " * (MAX_BODY_BYTES + 1), "larger than GitHub sends"),
     ],
 )
 def test_an_event_file_that_is_wrong(raw: bytes, message: str) -> None:

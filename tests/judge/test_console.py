@@ -193,7 +193,7 @@ def test_without_llm_hard_failure_still_rejects(
     assert record["mechanical_findings"][0]["kind"] == "conflict-marker"
 
 
-def test_config_error_is_reported_without_secrets(
+def test_settings_error_is_reported_without_secrets(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(workdir)

@@ -54,7 +54,7 @@ def test_one_letter_names_are_not_matched() -> None:
     assert detect_authoring_families(["x\n\nAgent: x-bot"], family_names={"x": "x"}) == []
 
 
-def test_config_names_every_seated_and_declared_family() -> None:
+def test_settings_name_every_seated_and_declared_family() -> None:
     settings = JudgeSettings(
         llm_base_url="http://x/v1",
         quick_model="acme-large",

@@ -543,7 +543,7 @@ async def test_unreachable_llm_never_blocks(repo: Repo) -> None:
 
 
 async def test_bad_config_never_blocks_in_advisory_mode(repo: Repo) -> None:
-    """Blocking mode refuses instead: tests/judge/test_pre_push_config.py."""
+    """Blocking mode refuses instead: tests/judge/test_pre_push_settings.py."""
     sha = await repo.commit({"research/signal.md": BAD_DOC})
     env = {
         "JUDGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",

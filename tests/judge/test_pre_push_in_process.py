@@ -102,7 +102,7 @@ def test_a_watched_change_is_judged_by_the_mechanical_checks(
 
 
 @pytest.mark.parametrize(("mode", "code"), [("advisory", 0), ("blocking", 10)])
-def test_an_unreadable_configuration_is_said_and_blocks_only_in_blocking_mode(
+def test_unreadable_settings_are_said_and_block_only_in_blocking_mode(
     repo: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

@@ -164,6 +164,16 @@ async def test_rows_in_the_stored_shape_are_read_without_a_fetch(storage: Storag
     assert str(info.value).endswith("(and 2 more problems)")
 
 
+async def test_a_valid_files_row_never_reads_a_problem_count(storage: Storage) -> None:
+    """Only an invalid file's row holds `problems`; a count beside no issues is not read."""
+    await storage.kv_put(
+        CONFIG_NAMESPACE, "octo/hello", {**VALID_ROW, "issues": [], "problems": "?"}
+    )
+    gateway = FakeGateway("mode: advisory\n")
+    assert (await load(gateway, storage)).mode == "blocking"
+    assert gateway.fetches == 0
+
+
 async def test_a_stale_row_is_fetched_again_however_it_is_broken(storage: Storage) -> None:
     """Past its time only `fetched_at` is read: the row is about to be replaced."""
     broken = {"fetched_at": (NOW - CONFIG_TTL).isoformat(), "issues": [{"line": "?"}]}

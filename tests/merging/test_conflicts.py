@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.github.types import ChangedPath
+from bot.github.types import COMPARE_FILE_LIMIT, ChangedPath
 from bot.merging.conflicts import (
-    COMPARE_FILE_LIMIT,
     LISTED_PATHS,
     ChangedSide,
     conflict_candidates,

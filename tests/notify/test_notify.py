@@ -9,7 +9,7 @@ import httpx
 import pytest
 from pydantic import ValidationError
 
-from bot.notify.notices import TEXT_LIMIT, Notice, NoticeKind, render
+from bot.notify.notices import NOTICE_TEXT_LIMIT, Notice, NoticeKind, render
 from bot.notify.outage import OutageState, observe
 from bot.notify.sender import SENT_NAMESPACE, Notifier
 from bot.settings.notify import NotifySettings
@@ -126,7 +126,7 @@ def test_a_long_summary_is_cut_but_keeps_its_link() -> None:
         NoticeKind.MERGE_ESCALATION, "k", "x" * 10_000, url="https://github.com/a/b/pull/1"
     )
     text = render(notice)["text"]
-    assert len(text) <= TEXT_LIMIT
+    assert len(text) <= NOTICE_TEXT_LIMIT
     assert text.endswith("https://github.com/a/b/pull/1")
     assert render(Notice(NoticeKind.PROVIDER_OUTAGE, "k", "down"))["text"].startswith(
         "*Judge provider outage*\ndown"

@@ -30,14 +30,14 @@ NOT_CONFIGURED = "no judge tier is configured"
 OFF = (
     "the server does not probe the judges (JUDGE_PROBE_INTERVAL_SECONDS is 0); run judge-bot doctor"
 )
-PENDING = "not measured yet: the first probe runs at start"
+NOT_MEASURED = "not measured yet: the first probe runs at start"
 
 
 def waiting_note(*, configured: bool, interval: float) -> str:
     """What the board says before it has a report (or for good, when nothing will come)."""
     if not configured:
         return NOT_CONFIGURED
-    return PENDING if interval > 0 else OFF
+    return NOT_MEASURED if interval > 0 else OFF
 
 
 class ProbeBoard:

@@ -7,8 +7,9 @@ makes it: the tier's timeout around it, its output-token limit, temperature and 
 format setting, the rubric's bounded schema. So what the probe finds is what a judgment would
 meet, the format negotiation included: an OpenAI-compatible server that refuses
 `json_schema` is asked for `json_object`, then for a plain prompt, and the format that
-answered is read back from the memory (`format_used`). Anthropic's Messages and opencode
-take the schema in the prompt; claude's CLI takes `--json-schema`. A CLI seat is probed
+answered is read back from the memory (`format_used`). A provider that asks one way only
+says so in its `ProviderSpec.answer_mode` (Anthropic's Messages and opencode take the
+schema in the prompt; claude's CLI takes `--json-schema`). A CLI seat is probed
 with the same tiny call, run as the engine runs it (bot/judge/providers/agent_cli.py).
 
 Each configured tier is probed, then each alternate model that is not already a tier's
@@ -46,6 +47,7 @@ from bot.judge.engine.prompts import compose_messages
 from bot.judge.engine.seating import Seat, build_panel, shared_models
 from bot.judge.providers import (
     OUTPUT_MODES,
+    PROVIDERS,
     Completion,
     OutputMode,
     ProviderError,
@@ -66,16 +68,29 @@ PROBE_FILE = JudgedFile(
     path="doctor/status.md", content="# Status\n\nThe service is up and answers requests.\n"
 )
 FORMAT_NAMES: dict[OutputMode, str] = {mode: name for name, mode in OUTPUT_MODES.items()}
-# Providers that ask for the answer one way only.
-_ONE_WAY = {"anthropic": "prompt", "claude-cli": "json_schema", "opencode-cli": "prompt"}
+
+
+def _one_way(provider: str) -> OutputMode | None:
+    """The one way `provider` asks for the answer; None when it may choose (an unknown
+    name too: it has nothing to say)."""
+    spec = PROVIDERS.get(provider)
+    return spec.answer_mode if spec is not None else None
 
 
 def format_used(provider: str, fixed: OutputMode | None, remembered: OutputMode) -> str:
     """How `provider` asked for the answer that came: one way only, the tier's setting, or
     what the negotiation settled on for this endpoint and model."""
-    if provider in _ONE_WAY:
-        return _ONE_WAY[provider]
+    only = _one_way(provider)
+    if only is not None:
+        return FORMAT_NAMES[only]
     return FORMAT_NAMES[fixed if fixed is not None else remembered]
+
+
+def _fixed_by_setting(provider: str, fixed: OutputMode | None) -> bool:
+    """Whether the tier's setting fixed the format: only a provider that may choose
+    reads it."""
+    spec = PROVIDERS.get(provider)
+    return fixed is not None and spec is not None and spec.answer_mode is None
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,7 @@ async def probe_seat(
         provider=endpoint.provider,
         host=endpoint.host,
         outcome=ProbeOutcome.ANSWERED,
-        format_fixed=seat.output_mode is not None and endpoint.provider == "openai",
+        format_fixed=_fixed_by_setting(endpoint.provider, seat.output_mode),
         context=await context_of(client, endpoint),
         max_output_tokens=seat.max_output_tokens,
     )

@@ -149,7 +149,17 @@ class SeatProbe:
         }
 
 
-COLUMNS = ("seat", "model", "provider", "host", "result", "format", "context", "latency", "why")
+PROBE_COLUMNS = (
+    "seat",
+    "model",
+    "provider",
+    "host",
+    "result",
+    "format",
+    "context",
+    "latency",
+    "why",
+)
 
 
 def row_of(probe: SeatProbe) -> tuple[str, ...]:
@@ -204,7 +214,7 @@ class DoctorReport:
 
     def render_text(self) -> str:
         """The human table, then when it was measured, the warnings and the summary."""
-        lines = _aligned([COLUMNS, *self.rows()])
+        lines = _aligned([PROBE_COLUMNS, *self.rows()])
         lines.append("")
         lines.append(f"measured at {self.measured_at.strftime('%Y-%m-%d %H:%M:%S %Z').strip()}")
         lines += [f"warning: {w}" for w in self.warnings]

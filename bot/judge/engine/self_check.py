@@ -3,9 +3,10 @@
 A provider may rename a model under a running judge (Cerebras' `llama3.1-70b` became
 `llama-3.3-70b`); every call then fails and the judge fails open, silently. So at start
 and every hour each configured tier's model is looked up in its provider's model list
-(`GET {base}/models` for OpenAI-compatible servers, `GET {base}/v1/models`, paged, for
-Anthropic), and the `TierBoard` the pages read is replaced with the result. Never fatal:
-a missing model only shows, and the tier fails open as it would have anyway.
+(the list its `ProviderSpec.model_list` names: `GET {base}/models` for OpenAI-compatible
+servers, `GET {base}/v1/models`, paged, for Anthropic), and the `TierBoard` the pages read
+is replaced with the result. Never fatal: a missing model only shows, and the tier fails
+open as it would have anyway.
 
     listed (or a dated snapshot of it: alias `claude-sonnet-4-5`
       is served as `claude-sonnet-4-5-20250929`) ────────────────► available
@@ -39,7 +40,7 @@ import re
 import shutil
 import socket
 import ssl
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -48,6 +49,7 @@ import httpx
 from aiohttp import web
 
 from bot.judge.engine.tier_status import TierBoard, TierStatus, statuses_from_settings
+from bot.judge.providers import ModelList, provider_spec
 from bot.judge.providers.anthropic_messages import ANTHROPIC_VERSION
 from bot.judge.providers.http import ACCEPT_ENCODING, read_up_to
 from bot.judge.settings import Endpoint, JudgeSettings
@@ -327,8 +329,15 @@ async def _anthropic_models(client: httpx.AsyncClient, endpoint: Endpoint) -> Mo
     return ModelListing(tuple(found))
 
 
-def _cli_listing(endpoint: Endpoint) -> ModelListing:
-    if shutil.which(endpoint.base_url) is None:
+_MODEL_LISTS: dict[ModelList, Callable[[httpx.AsyncClient, Endpoint], Awaitable[ModelListing]]] = {
+    "openai": _openai_models,
+    "anthropic": _anthropic_models,
+}
+
+
+def _unlisted(endpoint: Endpoint) -> ModelListing:
+    """A provider without a model list: a CLI whose command is missing is missing."""
+    if endpoint.local and shutil.which(endpoint.base_url) is None:
         command = endpoint.host.removeprefix("local ")
         return ModelListing(None, False, f"command {command!r} not found")
     return ModelListing(
@@ -339,11 +348,10 @@ def _cli_listing(endpoint: Endpoint) -> ModelListing:
 async def list_models(client: httpx.AsyncClient, endpoint: Endpoint) -> ModelListing:
     """Ask `endpoint`'s provider which models it serves. Never raises for the provider's
     failures: they come back as a listing without models."""
-    if endpoint.local:
-        return _cli_listing(endpoint)
-    if endpoint.provider == "anthropic":
-        return await _anthropic_models(client, endpoint)
-    return await _openai_models(client, endpoint)
+    model_list = provider_spec(endpoint.provider).model_list
+    if model_list is None:
+        return _unlisted(endpoint)
+    return await _MODEL_LISTS[model_list](client, endpoint)
 
 
 # -- the refresher ------------------------------------------------------------------------

@@ -26,8 +26,19 @@ The room:
     overflow            how a server says a prompt is longer than its model's context
 
 This module is where the rest of the judge gets providers from: the interface the
-engine relies on, the factory, and (re-exported) the protocol classes and the failures
-they raise (defined in bot/judge/providers/http.py).
+engine relies on, the registry, the factory, and (re-exported) the protocol classes and
+the failures they raise (defined in bot/judge/providers/http.py).
+
+The registry (`PROVIDERS`, one `ProviderSpec` a provider) is what the rest of the judge
+ASKS about a provider instead of comparing its name: the settings (the names
+`JUDGE_*_PROVIDER` accepts, the public endpoint a key alone means, whether it is a local
+command), `make_provider`, the self-check (how its models are listed), the doctor's probe
+(the one way it asks for the answer) and `server_facts` (whether its server may say a
+model's context). A new provider is its module, its `ProviderSpec` and its name in
+`ProviderName` here; an HTTP one also declares its `JUDGE_ALTERNATE_<NAME>_BASE_URL` /
+`_API_KEY` settings and a CLI its `JUDGE_<NAME>` command in bot/judge/settings.py
+(pydantic-settings reads declared fields only; tests/judge/test_provider_registry.py names
+a missing one).
 
 Exceptions (every one carries `provider` and `model`, never an API key):
 
@@ -53,8 +64,9 @@ Exceptions (every one carries `provider` and `model`, never an API key):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import httpx
 
@@ -87,6 +99,7 @@ __all__ = [
     "CLI_PROVIDERS",
     "DEFAULT_BASE_URLS",
     "OUTPUT_MODES",
+    "PROVIDERS",
     "AnthropicMessagesProvider",
     "CLIProvider",
     "Completion",
@@ -95,24 +108,31 @@ __all__ = [
     "ErrorInfo",
     "LLMProvider",
     "MalformedResponse",
+    "ModelList",
     "OpenAIChatProvider",
     "OutputMode",
     "ProviderCommandError",
     "ProviderError",
     "ProviderHTTPError",
+    "ProviderName",
     "ProviderRateLimited",
+    "ProviderSpec",
     "ProviderTimeout",
     "ProviderTransportError",
     "StructuredOutputMemory",
     "error_info",
     "format_refused",
     "make_provider",
+    "provider_spec",
 ]
 
-DEFAULT_BASE_URLS: dict[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-}
+ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
+"""The values `JUDGE_*_PROVIDER` accepts: every name in `PROVIDERS`, and only those (a test
+holds the two equal; pydantic needs the literal spelled out)."""
+
+ModelList = Literal["openai", "anthropic"]
+"""How a server lists its models: `GET {base}/models` (OpenAI-compatible servers), or
+`GET {base}/v1/models`, paged (Anthropic). bot/judge/engine/self_check.py reads each."""
 
 
 class LLMProvider(Protocol):
@@ -137,6 +157,106 @@ class LLMProvider(Protocol):
         ...
 
 
+Build = Callable[[httpx.AsyncClient, str, str, StructuredOutputMemory | None], LLMProvider]
+"""(client, base URL or command, API key, structured-output memory) -> the provider."""
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """Everything the judge outside this room knows of one provider."""
+
+    name: ProviderName
+    build: Build
+    public_base_url: str | None = None
+    """The endpoint a key without a base URL means; None for a CLI."""
+    command: str | None = None
+    """A CLI's command unless `JUDGE_<NAME>` says otherwise; None for an HTTP provider."""
+    model_list: ModelList | None = None
+    """How its server lists the models it serves; None: it has no list to ask."""
+    answer_mode: OutputMode | None = None
+    """The one way it asks for the JSON answer; None: the tier's `JUDGE_*_RESPONSE_FORMAT`
+    decides, or the negotiation (bot/judge/providers/openai_chat.py)."""
+    reports_context: bool = False
+    """Whether its server may say the context it serves a model with (llama.cpp, vLLM and
+    Ollama speak the OpenAI protocol; bot/judge/providers/server_facts.py)."""
+
+    @property
+    def local(self) -> bool:
+        """Whether it runs a local command (its "base URL" is the command), sent no key."""
+        return self.command is not None
+
+
+def _openai(
+    client: httpx.AsyncClient, base_url: str, api_key: str, memory: StructuredOutputMemory | None
+) -> LLMProvider:
+    return OpenAIChatProvider(client, base_url, api_key, memory=memory)
+
+
+def _anthropic(
+    client: httpx.AsyncClient, base_url: str, api_key: str, memory: StructuredOutputMemory | None
+) -> LLMProvider:
+    return AnthropicMessagesProvider(client, base_url, api_key)
+
+
+def _cli(kind: str) -> Build:
+    def build(
+        client: httpx.AsyncClient,
+        command: str,
+        api_key: str,
+        memory: StructuredOutputMemory | None,
+    ) -> LLMProvider:
+        return CLIProvider(kind, command)
+
+    return build
+
+
+PROVIDERS: Mapping[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        ProviderSpec(
+            "openai",
+            _openai,
+            public_base_url="https://api.openai.com/v1",
+            model_list="openai",
+            reports_context=True,
+        ),
+        ProviderSpec(
+            "anthropic",
+            _anthropic,
+            public_base_url="https://api.anthropic.com",
+            model_list="anthropic",
+            answer_mode=OutputMode.INSTRUCTIONS,
+        ),
+        ProviderSpec(
+            "claude-cli",
+            _cli("claude-cli"),
+            command=CLI_PROVIDERS["claude-cli"],
+            answer_mode=OutputMode.JSON_SCHEMA,
+        ),
+        ProviderSpec(
+            "opencode-cli",
+            _cli("opencode-cli"),
+            command=CLI_PROVIDERS["opencode-cli"],
+            answer_mode=OutputMode.INSTRUCTIONS,
+        ),
+    )
+}
+"""Every provider, by name, in the order messages list them."""
+
+DEFAULT_BASE_URLS: Mapping[str, str] = {
+    name: spec.public_base_url for name, spec in PROVIDERS.items() if spec.public_base_url
+}
+
+
+def provider_spec(kind: str) -> ProviderSpec:
+    """The registry's entry for a provider name; ValueError naming the known ones."""
+    spec = PROVIDERS.get(kind)
+    if spec is None:
+        known = ", ".join(repr(k) for k in PROVIDERS)
+        raise ValueError(f"unknown LLM provider {kind!r} (expected one of {known})")
+    return spec
+
+
 def make_provider(
     kind: str,
     client: httpx.AsyncClient,
@@ -147,11 +267,4 @@ def make_provider(
 ) -> LLMProvider:
     """Build the provider for a protocol name (`openai`, `anthropic`) or a CLI's
     (`claude-cli`, `opencode-cli`, whose `base_url` is the command to run)."""
-    if kind == "anthropic":
-        return AnthropicMessagesProvider(client, base_url, api_key)
-    if kind == "openai":
-        return OpenAIChatProvider(client, base_url, api_key, memory=memory)
-    if kind in CLI_PROVIDERS:
-        return CLIProvider(kind, base_url)
-    known = ", ".join(repr(k) for k in (*DEFAULT_BASE_URLS, *CLI_PROVIDERS))
-    raise ValueError(f"unknown LLM provider {kind!r} (expected one of {known})")
+    return provider_spec(kind).build(client, base_url, api_key, memory)

@@ -50,6 +50,7 @@ from typing import Any, Protocol
 import httpx
 from pydantic import SecretStr
 
+from bot.judge.providers import PROVIDERS
 from bot.judge.providers.http import read_up_to
 
 SETTING = "setting"
@@ -128,7 +129,8 @@ async def discover_context_tokens(
     configured = _positive(endpoint.context_tokens)
     if configured is not None:
         return ContextFacts(configured, SETTING)
-    if endpoint.provider != "openai":
+    spec = PROVIDERS.get(endpoint.provider)
+    if spec is None or not spec.reports_context:
         return ContextFacts(None, UNKNOWN, f"the {endpoint.provider} provider reports no context")
     base = endpoint.base_url.rstrip("/")
     if base in _HOSTED:

@@ -161,6 +161,9 @@ class Rubric(Protocol[E]):
     low_score_below: float | None
     """The default accept bar: a dimension scored under it is a low score to tagging; None
     for a rubric without scores."""
+    dimension_phrases: Mapping[str, tuple[str, ...]]
+    """The phrases that name each of `dimensions` in a judge's reasoning, in base form
+    (singular noun, bare verb; bot/judge/tagging/thesaurus.py), for the `dimension:` tags."""
     verdict_keys: frozenset[str]
 
     def instructions(self) -> str:

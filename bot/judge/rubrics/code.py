@@ -45,6 +45,31 @@ from bot.judge.rubrics.parsing import (
 )
 
 CODE_DIMENSIONS = ("correctness", "scope_adherence", "code_quality", "completeness")
+# fmt: off
+# (one phrase per line would make the lists hard to read; they are data, not code)
+CODE_PHRASES: Mapping[str, tuple[str, ...]] = {
+    "correctness": (
+        "correctness", "correct", "correctly", "incorrect", "incorrectly", "bug",
+        "wrong result", "wrong output", "logic error", "off-by-one", "do what was asked",
+        "does what was asked", "test the right thing",
+    ),
+    "scope_adherence": (
+        "scope adherence", "scope", "on task", "off task", "scope creep", "out of scope",
+        "unrelated change", "gold-plate", "focused change", "minimal change",
+    ),
+    "code_quality": (
+        "code quality", "readability", "readable", "maintainability", "maintainable",
+        "clean code", "idiomatic", "hack", "hacky", "project's pattern", "project convention",
+        "naming", "code style", "complexity", "duplication", "refactor", "magic number",
+    ),
+    "completeness": (
+        "completeness", "complete", "incomplete", "stub", "placeholder", "commented-out code",
+        "edge case", "unfinished", "partial", "todo",
+    ),
+}
+# fmt: on
+"""The words a judge's reasoning names each dimension by, in base form, for tagging
+(bot/judge/tagging/thesaurus.py reads them from `Rubric.dimension_phrases`): seed 002's criteria."""
 Confidence = Literal["high", "medium", "low"]
 CONFIDENCES: tuple[Confidence, ...] = ("high", "medium", "low")
 IssueSeverity = Literal["major", "minor"]
@@ -192,6 +217,7 @@ class CodeRubric:
     dimensions: tuple[str, ...] = CODE_DIMENSIONS
     context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
     low_score_below: float | None = CodeThresholds().pass_min
+    dimension_phrases: Mapping[str, tuple[str, ...]] = CODE_PHRASES
     verdict_keys: frozenset[str] = frozenset({"scores", "dimensions", "verdict", *CODE_DIMENSIONS})
 
     def __init__(self, thresholds: CodeThresholds | None = None) -> None:

@@ -125,6 +125,7 @@ class CompletionRubric:
     dimensions: tuple[str, ...] = ()
     context_order: tuple[ContextKind, ...] = ("diff", "file", "ci")
     low_score_below: float | None = None
+    dimension_phrases: Mapping[str, tuple[str, ...]] = {}
     verdict_keys: frozenset[str] = frozenset(
         {"pass", "missing_items", "forward_progress", "verdict"}
     )

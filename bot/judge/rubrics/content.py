@@ -39,6 +39,34 @@ from bot.judge.rubrics.parsing import (
 )
 
 CONTENT_DIMENSIONS = ("semantic", "pragmatic", "syntactic")
+# fmt: off
+# (one phrase per line would make the lists hard to read; they are data, not code)
+CONTENT_PHRASES: Mapping[str, tuple[str, ...]] = {
+    "semantic": (
+        "semantic", "semantics", "factual", "factually", "factual correctness",
+        "factual accuracy", "domain accuracy", "accuracy", "accurate", "inaccurate",
+        "inaccuracy", "terminology", "domain terminology", "contradiction", "contradictory",
+        "misrepresent", "domain knowledge", "accurately", "inaccurately",
+    ),
+    "pragmatic": (
+        "pragmatic", "actionable", "actionability", "useful", "usefulness", "practical",
+        "practicality", "utility", "helpful", "applicable", "relevance", "relevant",
+        "task goal", "address the task", "enable decision", "intended decision",
+        "intended action",
+    ),
+    "syntactic": (
+        "syntactic", "internally consistent", "internal consistency", "well-structured",
+        "well-organized", "well-organised", "structure", "structural", "format compliance",
+        "format", "consistency", "consistent", "broken reference", "heading", "layout",
+        "template",
+    ),
+}
+# fmt: on
+"""The words a judge's reasoning names each dimension by, in base form, for tagging
+(bot/judge/tagging/thesaurus.py reads them from `Rubric.dimension_phrases`): the
+KLS thesaurus of seeds 000 and 001 ("factual correctness", "domain accuracy" -> semantic;
+"actionable", "useful", "practical" -> pragmatic; "internally consistent",
+"well-structured" -> syntactic) and more."""
 
 
 class ContentThresholds(FrozenModel):
@@ -137,6 +165,7 @@ class ContentRubric:
     dimensions: tuple[str, ...] = CONTENT_DIMENSIONS
     context_order: tuple[ContextKind, ...] = ("file", "diff", "ci")
     low_score_below: float | None = ContentThresholds().accept_min
+    dimension_phrases: Mapping[str, tuple[str, ...]] = CONTENT_PHRASES
     verdict_keys: frozenset[str] = frozenset({"scores", "verdict", *CONTENT_DIMENSIONS})
 
     def __init__(self, thresholds: ContentThresholds | None = None) -> None:

@@ -390,18 +390,26 @@ def raw_scores(
     return out
 
 
-def text_field(obj: Mapping[str, Any], *keys: str) -> str:
+def _first_given(obj: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None:
+    """The first of `keys` the object gives a value other than null, with that value."""
     top = normalized(obj)
     for key in keys:
         value = top.get(key)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            return value.strip()
-        if isinstance(value, list):
-            return "\n".join(str_item(v) for v in value)
-        return json.dumps(value, ensure_ascii=False)
-    return ""
+        if value is not None:
+            return key, value
+    return None
+
+
+def text_field(obj: Mapping[str, Any], *keys: str) -> str:
+    given = _first_given(obj, keys)
+    if given is None:
+        return ""
+    value = given[1]
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        return "\n".join(str_item(v) for v in value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def str_item(value: Any) -> str:
@@ -416,17 +424,15 @@ def str_item(value: Any) -> str:
 
 
 def string_list(obj: Mapping[str, Any], *keys: str) -> list[str]:
-    top = normalized(obj)
-    for key in keys:
-        value = top.get(key)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            return [value.strip()] if value.strip() else []
-        if isinstance(value, list):
-            return [s for s in (str_item(v) for v in value) if s]
-        raise ParseError(f"{key!r} must be a list of strings")
-    return []
+    given = _first_given(obj, keys)
+    if given is None:
+        return []
+    key, value = given
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [s for s in (str_item(v) for v in value) if s]
+    raise ParseError(f"{key!r} must be a list of strings")
 
 
 def reported_average(

@@ -46,6 +46,30 @@ from bot.judge.rubrics.content import (
 from bot.judge.rubrics.parsing import string_list
 
 RESEARCH_DIMENSIONS = ("support", "sourcing", "balance", "calibration")
+# fmt: off
+# (one phrase per line would make the lists hard to read; they are data, not code)
+RESEARCH_PHRASES: Mapping[str, tuple[str, ...]] = {
+    "support": (
+        "support", "unsupported", "backed by", "evidence", "misattribute",
+        "beyond the source", "beyond its source",
+    ),
+    "sourcing": (
+        "sourcing", "source", "credible", "credibility", "authoritative", "primary source",
+        "independent source", "aggregator", "citation",
+    ),
+    "balance": (
+        "balance", "unbalanced", "counter-evidence", "counter-argument", "one-sided",
+        "cherry-pick", "limitation", "contradicting finding", "opposing view",
+        "alternative explanation",
+    ),
+    "calibration": (
+        "calibration", "calibrate", "miscalibrate", "confidence", "overconfident",
+        "overstate", "hedge", "testable claim", "specific claim", "certainty",
+    ),
+}
+# fmt: on
+"""The words a judge's reasoning names each dimension by, in base form, for tagging
+(bot/judge/tagging/thesaurus.py reads them from `Rubric.dimension_phrases`): seed 004's criteria."""
 
 
 class ResearchThresholds(ContentThresholds):
@@ -124,6 +148,7 @@ class ResearchRubric:
     dimensions: tuple[str, ...] = RESEARCH_DIMENSIONS
     context_order: tuple[ContextKind, ...] = ("file", "diff", "ci")
     low_score_below: float | None = ResearchThresholds().accept_min
+    dimension_phrases: Mapping[str, tuple[str, ...]] = RESEARCH_PHRASES
     verdict_keys: frozenset[str] = frozenset({"scores", "verdict", *RESEARCH_DIMENSIONS})
 
     def __init__(self, thresholds: ResearchThresholds | None = None) -> None:

@@ -4,8 +4,10 @@ each recurring problem kind, and the tag each kind of mechanical finding carries
 Seeds 000 and 001 normalise the judges' reasoning against a knowledge-graph thesaurus (one
 file per KLS dimension: "factual correctness", "domain accuracy" -> semantic; "actionable",
 "useful", "practical" -> pragmatic; "internally consistent", "well-structured" ->
-syntactic). The dimension lists below start from those terms and add the code and research
-rubrics' own criteria (bot/judge/rubrics/code.py, rubrics/research.py). The problem kinds are
+syntactic). Each rubric declares the phrases of its own dimensions beside them
+(`Rubric.dimension_phrases`: content's start from those terms, code's and research's are
+their seeds' criteria) and this module gathers them, so a new rubric brings its own. The
+problem kinds are
 the ones the rubrics' prompts tell the judges to look for (stubs, placeholders, scope creep,
 tests written to pass, hallucinated APIs, requirement drift, unsupported claims, ...) and the
 mechanical checks' finding kinds.
@@ -48,6 +50,13 @@ LIST_WORDS = frozenset({"or", "and", "any"})
 _VOWELS = frozenset("aeiou")
 _SHORT_SYLLABLE = re.compile(r"(?:^|[^aeiou])[aeiou][b-df-hj-np-rtvz]$")
 
+DIMENSION_PHRASES: Mapping[str, tuple[str, ...]] = {
+    dimension: phrases
+    for name in RubricName
+    for dimension, phrases in get_rubric(name).dimension_phrases.items()
+}
+"""Each rubric's phrases for its dimensions (`Rubric.dimension_phrases`), rubric by rubric."""
+
 # fmt: off
 # (one phrase per line would make the lists hard to read; they are data, not code)
 FUNCTION_WORDS = frozenset({
@@ -59,65 +68,6 @@ FUNCTION_WORDS = frozenset({
 NEGATORS = frozenset({
     "no", "not", "without", "never", "none", "nor", "neither", "zero", "cannot",
 })
-
-DIMENSION_PHRASES: Mapping[str, tuple[str, ...]] = {
-    # content (KLS, seeds 000/001)
-    "semantic": (
-        "semantic", "semantics", "factual", "factually", "factual correctness",
-        "factual accuracy", "domain accuracy", "accuracy", "accurate", "inaccurate",
-        "inaccuracy", "terminology", "domain terminology", "contradiction", "contradictory",
-        "misrepresent", "domain knowledge", "accurately", "inaccurately",
-    ),
-    "pragmatic": (
-        "pragmatic", "actionable", "actionability", "useful", "usefulness", "practical",
-        "practicality", "utility", "helpful", "applicable", "relevance", "relevant",
-        "task goal", "address the task", "enable decision", "intended decision",
-        "intended action",
-    ),
-    "syntactic": (
-        "syntactic", "internally consistent", "internal consistency", "well-structured",
-        "well-organized", "well-organised", "structure", "structural", "format compliance",
-        "format", "consistency", "consistent", "broken reference", "heading", "layout",
-        "template",
-    ),
-    # code (seed 002)
-    "correctness": (
-        "correctness", "correct", "correctly", "incorrect", "incorrectly", "bug",
-        "wrong result", "wrong output", "logic error", "off-by-one", "do what was asked",
-        "does what was asked", "test the right thing",
-    ),
-    "scope_adherence": (
-        "scope adherence", "scope", "on task", "off task", "scope creep", "out of scope",
-        "unrelated change", "gold-plate", "focused change", "minimal change",
-    ),
-    "code_quality": (
-        "code quality", "readability", "readable", "maintainability", "maintainable",
-        "clean code", "idiomatic", "hack", "hacky", "project's pattern", "project convention",
-        "naming", "code style", "complexity", "duplication", "refactor", "magic number",
-    ),
-    "completeness": (
-        "completeness", "complete", "incomplete", "stub", "placeholder", "commented-out code",
-        "edge case", "unfinished", "partial", "todo",
-    ),
-    # research (seed 004)
-    "support": (
-        "support", "unsupported", "backed by", "evidence", "misattribute",
-        "beyond the source", "beyond its source",
-    ),
-    "sourcing": (
-        "sourcing", "source", "credible", "credibility", "authoritative", "primary source",
-        "independent source", "aggregator", "citation",
-    ),
-    "balance": (
-        "balance", "unbalanced", "counter-evidence", "counter-argument", "one-sided",
-        "cherry-pick", "limitation", "contradicting finding", "opposing view",
-        "alternative explanation",
-    ),
-    "calibration": (
-        "calibration", "calibrate", "miscalibrate", "confidence", "overconfident",
-        "overstate", "hedge", "testable claim", "specific claim", "certainty",
-    ),
-}
 
 PROBLEM_PHRASES: Mapping[str, tuple[str, ...]] = {
     "problem:missing-citation": (

@@ -1,4 +1,4 @@
-"""Issue 24, item 11: the pre-push hook and a configuration it cannot read. `install-hook`
+"""Issue 24, item 11: the pre-push hook and settings it cannot read. `install-hook`
 keeps `.env` (where the key goes) out of commits and warns when git tracks it; a hook
 that cannot read its settings says so loudly and, in blocking mode, refuses the push
 with one line on how to go on; a push with nothing to judge says so. The pure decisions,
@@ -18,7 +18,7 @@ from bot.cli.pre_push import (
     decision_note,
     intended_mode,
     nothing_watched,
-    unreadable_configuration,
+    unreadable_settings,
 )
 from bot.judge.settings import DEFAULT_WATCHED_PATHS
 from tests.judge.test_pre_push import (
@@ -54,15 +54,15 @@ def test_intended_mode(sources: list[dict[str, str | None]], mode: str) -> None:
     assert intended_mode(*sources) == mode
 
 
-def test_unreadable_configuration_blocks_only_in_blocking_mode() -> None:
-    lines, code = unreadable_configuration("JUDGE_QUICK_TIMEOUT: bad", "advisory", False)
+def test_unreadable_settings_block_only_in_blocking_mode() -> None:
+    lines, code = unreadable_settings("JUDGE_QUICK_TIMEOUT: bad", "advisory", False)
     assert code == 0
     assert lines == [
         "[judge] WARNING: cannot read the judge's configuration; this push is NOT judged",
         "[judge] WARNING: JUDGE_QUICK_TIMEOUT: bad",
         "[judge] push not blocked (advisory mode)",
     ]
-    lines, code = unreadable_configuration("JUDGE_QUICK_TIMEOUT: bad", "blocking", True)
+    lines, code = unreadable_settings("JUDGE_QUICK_TIMEOUT: bad", "blocking", True)
     assert code == BLOCK_EXIT
     assert any("git rm --cached .env" in line for line in lines)
     (blocked,) = [line for line in lines if "BLOCKED" in line]
