@@ -69,6 +69,37 @@ ALLOWED: dict[str, SameRole] = {
         "each JSON schema's module renders it (`python -m` the module prints it): the verdict "
         "record's and `.github/judge.yml`'s",
     ),
+    "SCHEMA_ID": SameRole(
+        ("bot/judge/records.py", "bot/judging/repo_config.py"),
+        "each JSON schema's `$id`, in the module that renders it: the verdict record's and "
+        "`.github/judge.yml`'s",
+    ),
+    "EPILOG": SameRole(
+        ("bot/cli/*.py",),
+        "each command module's `--help` epilog (its exit statuses), passed to its own parser",
+    ),
+    "MIGRATIONS": SameRole(
+        ("bot/storage/sqlite_schema.py", "bot/storage/postgres_schema.py"),
+        "each storage backend's migrations, in its SQL (append-only)",
+    ),
+    "CREATE": SameRole(
+        ("bot/storage/sqlite_facts.py", "bot/storage/postgres_facts.py"),
+        "each storage backend's `verdict_facts` table and indexes, in its SQL",
+    ),
+    "FILL_BATCH": SameRole(
+        ("bot/storage/sqlite_facts.py", "bot/storage/postgres_facts.py"),
+        "the rows each storage backend's `fill_missing_facts` reads at a time (tests shrink "
+        "each backend's own)",
+    ),
+    "CLAIM_SQL": SameRole(
+        ("bot/storage/sqlite_deliveries.py", "bot/storage/postgres_deliveries.py"),
+        "each storage backend's statement claiming due deliveries (`BEGIN IMMEDIATE` vs "
+        "`FOR UPDATE SKIP LOCKED`)",
+    ),
+    "CLAIM": SameRole(
+        ("bot/storage/sqlite_merge_queue.py", "bot/storage/postgres_merge_queue.py"),
+        "each storage backend's statement claiming merge queue heads",
+    ),
 }
 
 

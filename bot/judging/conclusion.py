@@ -89,12 +89,6 @@ UNDETERMINED_BLOCKING: Mapping[Cause, str] = {
     Cause.NO_KEYS: "action_required",
 }
 
-# Causes the author could bring about or the judges never covered: in blocking mode the
-# run waits for a maintainer.
-REFUSALS = frozenset(
-    c for c, conclusion in UNDETERMINED_BLOCKING.items() if conclusion != "neutral"
-)
-
 # What a maintainer can do about each refusal, said on the run in blocking mode.
 NEXT_STEP: Mapping[Cause, str] = {
     Cause.JUDGES: "comment `/judge rerun` once the judges answer again, or "

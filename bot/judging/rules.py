@@ -1,7 +1,7 @@
 """The judging flow's decisions, as pure functions over plain data.
 
-`judging`, `commands` and `disagreements` fetch what these need, call them, and carry out
-what they return. Each is tested exhaustively in tests/test_rules.py.
+Judging's own modules fetch what these need, call them, and carry out what they return
+(no other package calls them). Each is tested exhaustively in tests/judging/test_rules.py.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from bot.judge.records import Tier, Verdict
 from bot.judge.settings import Mode, OnOutage
 from bot.judging.conclusion import (
     NEXT_STEP,
-    REFUSALS,
     UNDETERMINED_BLOCKING,
     VERDICT_SEVERITY,
     Cause,
@@ -26,6 +25,7 @@ from bot.judging.conclusion import (
     run_conclusion,
     run_outcome,
 )
+from tests.support.conclusion_oracles import REFUSALS
 from tests.support.verdict_builders import make_record, make_round, make_unjudged
 
 CONCLUSIONS = {

@@ -7,8 +7,18 @@ from __future__ import annotations
 
 from bot.judge import tagging
 from bot.judge.tagging import DIMENSION_TAGS, TagTerms
-from bot.judge.tagging.thesaurus import PROBLEM_PHRASES, STRUCTURED_TAGS
+from bot.judge.tagging.thesaurus import (
+    ANSWER_LIST_TAGS,
+    FINDING_KIND_TAGS,
+    INJECTION_TAG,
+    NO_PROGRESS_TAG,
+    PROBLEM_PHRASES,
+)
 
+# The tags a record's structure gives, phrases or not (findings, structured answers).
+STRUCTURED_TAGS = frozenset(
+    {*FINDING_KIND_TAGS.values(), *ANSWER_LIST_TAGS.values(), INJECTION_TAG, NO_PROGRESS_TAG}
+)
 BUILTIN_TAGS: tuple[str, ...] = tuple(
     sorted(DIMENSION_TAGS | set(PROBLEM_PHRASES) | STRUCTURED_TAGS)
 )

@@ -330,8 +330,8 @@ async def _anthropic_models(client: httpx.AsyncClient, endpoint: Endpoint) -> Mo
 
 
 _MODEL_LISTS: dict[ModelList, Callable[[httpx.AsyncClient, Endpoint], Awaitable[ModelListing]]] = {
-    "openai": _openai_models,
-    "anthropic": _anthropic_models,
+    ModelList.OPENAI: _openai_models,
+    ModelList.ANTHROPIC: _anthropic_models,
 }
 
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -130,9 +131,14 @@ ProviderName = Literal["openai", "anthropic", "claude-cli", "opencode-cli"]
 """The values `JUDGE_*_PROVIDER` accepts: every name in `PROVIDERS`, and only those (a test
 holds the two equal; pydantic needs the literal spelled out)."""
 
-ModelList = Literal["openai", "anthropic"]
-"""How a server lists its models: `GET {base}/models` (OpenAI-compatible servers), or
-`GET {base}/v1/models`, paged (Anthropic). bot/judge/engine/self_check.py reads each."""
+
+class ModelList(StrEnum):
+    """How a server lists its models (bot/judge/engine/self_check.py reads each)."""
+
+    OPENAI = "openai"
+    """`GET {base}/models`, as OpenAI-compatible servers answer it."""
+    ANTHROPIC = "anthropic"
+    """`GET {base}/v1/models`, paged."""
 
 
 class LLMProvider(Protocol):
@@ -217,14 +223,14 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
             "openai",
             _openai,
             public_base_url="https://api.openai.com/v1",
-            model_list="openai",
+            model_list=ModelList.OPENAI,
             reports_context=True,
         ),
         ProviderSpec(
             "anthropic",
             _anthropic,
             public_base_url="https://api.anthropic.com",
-            model_list="anthropic",
+            model_list=ModelList.ANTHROPIC,
             answer_mode=OutputMode.INSTRUCTIONS,
         ),
         ProviderSpec(

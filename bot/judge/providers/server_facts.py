@@ -29,7 +29,7 @@ limit; a discovery that finds nothing says what each step got in `detail`. It ne
 raises for the server's sake: a failed discovery must not fail a judgment.
 
 `ContextMemory` keeps what was found per base URL and model, asks again after
-`REPROBE_SECONDS` (`RETRY_UNKNOWN_SECONDS` after finding nothing), and learns the
+`CONTEXT_REPROBE_SECONDS` (`RETRY_UNKNOWN_SECONDS` after finding nothing), and learns the
 context a server states when it refuses a prompt as too long (which then counts before
 the setting: the server knows what it runs).
 
@@ -66,7 +66,7 @@ LEAST_CONTEXT = 512
 the least a setting may say)."""
 DISCOVERY_TIMEOUT = 5.0
 """Seconds each discovery request may take (a tier's own timeout when shorter)."""
-REPROBE_SECONDS = 3600.0
+CONTEXT_REPROBE_SECONDS = 3600.0
 RETRY_UNKNOWN_SECONDS = 300.0
 OLLAMA_DEFAULT_CONTEXT = 4096
 """The context Ollama serves a model with when its Modelfile sets no `num_ctx`
@@ -274,7 +274,7 @@ class ContextMemory:
     """Discovered contexts per (base URL, model), shared by a panel's seats."""
 
     facts: dict[tuple[str, str], tuple[ContextFacts, float]] = field(default_factory=dict)
-    reprobe_after: float = REPROBE_SECONDS
+    reprobe_after: float = CONTEXT_REPROBE_SECONDS
     retry_unknown_after: float = RETRY_UNKNOWN_SECONDS
     clock: Callable[[], float] = time.monotonic
     _locks: dict[tuple[str, str], asyncio.Lock] = field(default_factory=dict)

@@ -52,7 +52,10 @@ a human can answer).
 
 Each rubric lives in its own module of this room; this module is the registry the rest of
 the judge imports rubrics from, and `get_rubric` the one place a rubric name becomes a
-rubric:
+rubric (`_RUBRICS`: each name's class and thresholds). What other rooms need of a rubric
+they ask of it, never of its name: its dimensions, the phrases that name them for tagging
+(`dimension_phrases`), its low-score bar, what the prompt keeps first. So a new rubric is
+its module, its row in `_RUBRICS` (and `Thresholds`), and its name in `records.RubricName`:
 
     content, code, completion, research
                        the four rubrics, one module each, as above
@@ -63,6 +66,9 @@ rubric:
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from bot.judge.records import RubricName
 from bot.judge.rubrics.base import Extras, Rubric, RubricAnswer, ScoredExtras, scores_go_no_go
@@ -104,20 +110,18 @@ __all__ = [
 Thresholds = ContentThresholds | CodeThresholds | CompletionThresholds | ResearchThresholds
 
 
+_RUBRICS: Mapping[RubricName, tuple[Callable[[Any], Rubric], type[Thresholds]]] = {
+    RubricName.CONTENT: (ContentRubric, ContentThresholds),
+    RubricName.CODE: (CodeRubric, CodeThresholds),
+    RubricName.COMPLETION: (CompletionRubric, CompletionThresholds),
+    RubricName.RESEARCH: (ResearchRubric, ResearchThresholds),
+}
+"""Each rubric's class, and the thresholds it is built with (its defaults when none)."""
+
+
 def get_rubric(name: RubricName | str, thresholds: Thresholds | None = None) -> Rubric:
     rubric_name = RubricName(name)
-    if rubric_name is RubricName.CONTENT:
-        if thresholds is not None and not isinstance(thresholds, ContentThresholds):
-            raise TypeError("content rubric needs ContentThresholds")
-        return ContentRubric(thresholds)
-    if rubric_name is RubricName.CODE:
-        if thresholds is not None and not isinstance(thresholds, CodeThresholds):
-            raise TypeError("code rubric needs CodeThresholds")
-        return CodeRubric(thresholds)
-    if rubric_name is RubricName.RESEARCH:
-        if thresholds is not None and not isinstance(thresholds, ResearchThresholds):
-            raise TypeError("research rubric needs ResearchThresholds")
-        return ResearchRubric(thresholds)
-    if thresholds is not None and not isinstance(thresholds, CompletionThresholds):
-        raise TypeError("completion rubric needs CompletionThresholds")
-    return CompletionRubric(thresholds)
+    build, wanted = _RUBRICS[rubric_name]
+    if thresholds is not None and not isinstance(thresholds, wanted):
+        raise TypeError(f"{rubric_name.value} rubric needs {wanted.__name__}")
+    return build(thresholds)

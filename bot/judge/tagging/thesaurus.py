@@ -321,11 +321,6 @@ ANSWER_LIST_TAGS: Mapping[str, str] = {
 NO_PROGRESS_TAG = "problem:no-progress"
 """A completion round that answered `forward_progress: false`."""
 
-STRUCTURED_TAGS = frozenset(
-    {*FINDING_KIND_TAGS.values(), *ANSWER_LIST_TAGS.values(), INJECTION_TAG, NO_PROGRESS_TAG}
-)
-"""The tags a record's structure gives, phrases or not (findings, structured answers)."""
-
 
 _SPLIT = re.compile(r"[\s_-]+")
 SEPARATOR = r"[\s_-]*+"
