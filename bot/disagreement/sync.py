@@ -45,22 +45,20 @@ BY_ISSUE = "disagreement-by-issue"
 OPENING = "opening"
 
 
-def _whole_number(value: object) -> int | None:
-    """A number as `int()` takes it (a row written by hand may hold "12"); None when it
-    takes none."""
+def _issue_number(value: object) -> int:
+    """A stored issue number as `int()` takes it (a row written by hand may hold "12").
+    Anything else raises, as it always has: a row that names no issue it can be read as
+    must fail the delivery where a person sees it, not silently stop the issue opening."""
     if isinstance(value, int | float | str):
-        try:
-            return int(value)
-        except (ValueError, OverflowError):
-            return None
-    return None
+        return int(value)
+    raise ValueError(f"stored issue number {value!r} is not a number")
 
 
 def _issue_from_row(row: Mapping[str, Any]) -> TaskIssue:
     number, state = row.get("number"), row.get("state")
     last_sha, owner = row.get("last_sha"), row.get("owner")
     return TaskIssue(
-        number=None if number is None else _whole_number(number),
+        number=None if number is None else _issue_number(number),
         state=None if state is None else str(state),
         last_sha=last_sha if isinstance(last_sha, str) else None,
         owner=owner if isinstance(owner, str) else None,

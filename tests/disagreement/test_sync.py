@@ -79,6 +79,17 @@ async def test_rows_of_another_shape_read_as_before(storage: Storage) -> None:
     assert await change_for_issue(storage, "octo/repo", 5) == IssueChange("", SHA, None)
 
 
+@pytest.mark.parametrize("number", ["x", [3], {"n": 1}])
+async def test_a_task_row_naming_no_readable_issue_fails_loudly(
+    storage: Storage, number: object
+) -> None:
+    """Such a row was never written by the bot; reading it must fail where a person sees it
+    (the delivery), not count as "no issue" and keep the disagreement issue from opening."""
+    await storage.kv_put(BY_TASK, "octo/repo|x", {"number": number, "state": "open"})
+    with pytest.raises(ValueError):
+        await tasks_known(storage)
+
+
 async def test_rows_written_keep_their_json(
     storage: Storage, fake_github: FakeGitHub, github_app: GitHubApp
 ) -> None:
