@@ -28,6 +28,7 @@ from bot.commands.grammar import Command, parse_command
 from bot.commands.policy import authorize
 from bot.gfm import one_line
 from bot.github.gateway import RepoGateway
+from bot.github.types import github_time
 from bot.intake.dispatch import Context
 from bot.judging.check_run import CHECK_NAME
 from bot.judging.flow import judge_target
@@ -123,30 +124,12 @@ async def earlier_run(
 ) -> tuple[int, str, datetime | None] | None:
     """The head's latest `judge` run: its id, page and when it started (None: GitHub did
     not say, and an override comment must then pin the sha), or None for no run."""
-    answer = await gateway.client.getitem(
-        "/repos/{owner}/{repo}/commits/{ref}/check-runs{?check_name,filter,per_page}",
-        {
-            "owner": gateway.owner,
-            "repo": gateway.name,
-            "ref": head_sha,
-            "check_name": CHECK_NAME,
-            "filter": "latest",
-            "per_page": 1,
-        },
-    )
-    runs = answer.get("check_runs") or []
-    if not runs:
+    run = await gateway.latest_check_run(head_sha, CHECK_NAME, None)
+    if run is None:
         return None
-    return int(runs[0]["id"]), str(runs[0].get("html_url") or ""), started(runs[0])
+    return int(run["id"]), str(run.get("html_url") or ""), started(run)
 
 
 def started(run: Mapping[str, Any]) -> datetime | None:
     """When GitHub says a run started; None when it does not say it readably."""
-    raw = run.get("started_at")
-    if not isinstance(raw, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
+    return github_time(run.get("started_at"))

@@ -128,9 +128,8 @@ async def no_keys_output(
     target: Target, context: Context, gateway: RepoGateway, why: Withheld
 ) -> tuple[CheckRunOutput, Mode]:
     """The run's output in the repository's mode (read from its default branch)."""
-    default = context.services.judge_settings.mode
     config = await config_or_none(gateway, context, target.default_branch)
-    mode = default if config is None else effective_mode(config, default)
+    mode = effective_mode(config, context.services.judge_settings.mode)
     return concluded(render_no_keys(why), Cause.NO_KEYS, mode), mode
 
 

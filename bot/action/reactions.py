@@ -20,6 +20,7 @@ import logging
 
 from bot.action.settings import MergeOnAccept
 from bot.gfm import app_line, code, short_sha
+from bot.github.client import GitHubClient
 from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judge.records import Verdict
@@ -62,15 +63,23 @@ async def merge_accepted(
     check run shows, or None when merging is off or nothing was asked."""
     if merge is MergeOnAccept.OFF or target.pull_number is None:
         return None
-    client = await context.services.github.installation_client(target.installation_id)
-    pull = await RepoGateway(client, target.repository).pull(target.pull_number)
-    node_id = str(pull.get("node_id") or "")
+    client, node_id = await _pull_node(context, target, target.pull_number)
     if merge is MergeOnAccept.AUTO_MERGE:
         answer = await enable_auto_merge(client, node_id, target.head_sha, method)
     else:
         answer = await enqueue_pull_request(client, node_id, target.head_sha)
     log.info("merge on accept: %s", answer.outcome.value, extra=context.log_extra())
     return merge_line(merge, answer, target.head_sha)
+
+
+async def _pull_node(
+    context: Context, target: Target, pull_number: int
+) -> tuple[GitHubClient, str]:
+    """The client for the target's repository and its pull request's GraphQL node id, which
+    the merge mutations name."""
+    client = await context.services.github.installation_client(target.installation_id)
+    pull = await RepoGateway(client, target.repository).pull(pull_number)
+    return client, str(pull.get("node_id") or "")
 
 
 def merge_line(merge: MergeOnAccept, answer: QueueAnswer, head_sha: str) -> str:
@@ -92,9 +101,7 @@ async def revoke_merge(context: Context, target: Target, merge: MergeOnAccept) -
     check run shows, GitHub's refusal."""
     if merge is MergeOnAccept.OFF or target.pull_number is None:
         return None
-    client = await context.services.github.installation_client(target.installation_id)
-    pull = await RepoGateway(client, target.repository).pull(target.pull_number)
-    node_id = str(pull.get("node_id") or "")
+    client, node_id = await _pull_node(context, target, target.pull_number)
     answers = (
         await disable_auto_merge(client, node_id),
         await dequeue_pull_request(client, node_id),

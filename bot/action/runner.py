@@ -155,9 +155,7 @@ async def restored_verdicts_may_answer(
     branch = str(payload["repository"].get("default_branch") or "main")
     client = await context.services.github.installation_client(WORKFLOW_INSTALLATION)
     config = await config_or_none(RepoGateway(client, repository), context, branch)
-    default = settings.judge.mode
-    mode = default if config is None else effective_mode(config, default)
-    return mode is Mode.ADVISORY
+    return effective_mode(config, settings.judge.mode) is Mode.ADVISORY
 
 
 def _context(

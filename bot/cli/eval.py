@@ -21,16 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bot.cli.arguments import owner_name, whole_number
-from bot.cli.database import CommandRefused, run_on_database
-from bot.cli.terminal import err, out
+from bot.cli.database import DATABASE_HELP, CommandRefused, run_on_database
+from bot.cli.terminal import err, out, table_width
 from bot.evaluation.dataset import DatasetError, LabelledExample, example_line, read_dataset
 from bot.evaluation.history import BuiltExamples, GitClone, build, candidates
 from bot.evaluation.metrics import Failed, JudgedExample, evaluate
@@ -40,7 +38,7 @@ from bot.judge.engine import JudgeEngine
 from bot.judge.rubrics.research_settings import ResearchRules, ResearchSettings
 from bot.judge.settings import JudgeSettings
 from bot.reports.thresholds import CalibrationThresholds
-from bot.settings import DATABASE_FILE, SettingsError, load_judge_section, load_judge_settings
+from bot.settings import SettingsError, load_judge_section, load_judge_settings
 from bot.storage.base import Storage
 
 MAX_CONCURRENCY = 32
@@ -67,13 +65,6 @@ async def judge_all(
             research=research,
         )
         return await runner.run(examples)
-
-
-def _width(args: argparse.Namespace) -> int | None:
-    if args.width is not None:
-        width: int = args.width
-        return width
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -126,7 +117,7 @@ def _report(
     if args.json:
         out(evaluation_json(report, limits, args.dataset))
     else:
-        out(render_evaluation(report, limits, args.dataset, _width(args)))
+        out(render_evaluation(report, limits, args.dataset, table_width(args.width)))
     return 0
 
 
@@ -253,9 +244,5 @@ def register(subparsers: Any) -> None:
     history.add_argument(
         "--clone", default=".", metavar="DIR", help="the git clone to read files from (default .)"
     )
-    history.add_argument(
-        "--database-url",
-        help="the App's database (default: DATABASE_URL from the environment or .env, else "
-        f"{DATABASE_FILE} at the top of this git work tree, else in this directory)",
-    )
+    history.add_argument("--database-url", help=DATABASE_HELP)
     parser.set_defaults(handler=_cmd_eval)

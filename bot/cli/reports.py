@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shutil
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from bot.cli.arguments import owner_name, whole_number
 from bot.cli.database import DATABASE_HELP, run_on_database
-from bot.cli.terminal import err, out
+from bot.cli.terminal import err, out, table_width
 from bot.reports import sources
 from bot.reports.calibration_view import calibration_json, render_calibration
 from bot.reports.facts import RecordFact
@@ -58,15 +56,6 @@ class TriageInput:
     details: dict[int, StoredVerdict]
     subjects: dict[SubjectKey, Subject]
     open_issues: list[OpenIssue]
-
-
-def _width(args: argparse.Namespace) -> int | None:
-    if args.width is not None:
-        width: int = args.width
-        return width
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    return None
 
 
 async def _gather_triage(
@@ -107,7 +96,7 @@ def _triage(args: argparse.Namespace) -> int:
         tag=args.tag,
         unreadable=gathered.unreadable,
     )
-    out(triage_json(report) if args.json else render_triage(report, _width(args)))
+    out(triage_json(report) if args.json else render_triage(report, table_width(args.width)))
     return 0
 
 
@@ -134,7 +123,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     out(
         calibration_json(report, thresholds)
         if args.json
-        else render_calibration(report, _width(args))
+        else render_calibration(report, table_width(args.width))
     )
     return 0
 

@@ -4,6 +4,7 @@ goes away (`judge-bot verdicts export | head`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
 
@@ -17,6 +18,14 @@ Say = Callable[[str], None]
 def out(text: str) -> None:
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def table_width(requested: int | None) -> int | None:
+    """How wide a table may be: `--width` when given, else the terminal's; None (no
+    limit) when stdout is not a terminal, so piped output is never cut."""
+    if requested is not None:
+        return requested
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def drop_stdout() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from bot.merging.github_handover import HandedOver, HandoverState
 from bot.merging.queue_estimate import (
@@ -33,7 +33,7 @@ from bot.merging.queue_estimate import (
     merge_intervals,
 )
 from bot.reports.triage_view import when
-from bot.storage.base import MergeEntry, MergeEvent, MergeStatus
+from bot.storage.base import MergeEntry, MergeEvent, MergePriority, MergeStatus
 
 APP_QUEUE = "the App's queue"
 GITHUB_QUEUE = "GitHub's merge queue"
@@ -94,14 +94,6 @@ def state_of(entry: MergeEntry, position: int, now: datetime) -> str:
     return "next" if position == 1 else "queued"
 
 
-def _shown(value: object) -> str:
-    """An optional field of the entry (a batch, a priority) as the page shows it."""
-    if value is None:
-        return ""
-    text = str(getattr(value, "value", value))
-    return "" if text == "normal" else text
-
-
 def queue_panels(
     entries: Sequence[MergeEntry],
     web_url: str,
@@ -115,15 +107,16 @@ def queue_panels(
     what the App handed to GitHub's merge queue (those still there are listed)."""
     history = history or {}
     panels: list[QueuePanel] = []
+    intervals: list[timedelta] = []
     for entry in entries:
         if not panels or (panels[-1].repository, panels[-1].base_branch) != (
             entry.repository,
             entry.base_branch,
         ):
             panels.append(QueuePanel(entry.repository, entry.base_branch, []))
+            intervals = merge_intervals(history.get(entry.repository.lower(), ()))
         rows = panels[-1].rows
         position = len(rows) + 1
-        intervals = merge_intervals(history.get(entry.repository.lower(), ()))
         rows.append(
             QueueRow(
                 position=position,
@@ -134,8 +127,8 @@ def queue_panels(
                 last_event=f"{entry.reason} ({when(entry.updated_at)})",
                 since=when(entry.enqueued_at),
                 eta=describe(estimate(position, intervals)),
-                batch=_shown(entry.batch),
-                priority=_shown(entry.priority),
+                batch="" if entry.batch is None else str(entry.batch),
+                priority="" if entry.priority is MergePriority.NORMAL else entry.priority.value,
             )
         )
     return panels + github_panels(handed, web_url)

@@ -163,11 +163,12 @@ async def queue_history(
 ) -> dict[str, list[MergeEvent]]:
     """The merge-queue moves of each repository the page may show: those with a queue
     now, those handed to GitHub's queue, and those with records in the window (capped)."""
-    wanted = {entry.repository.lower() for entry in queues}
-    wanted |= {record.repository.lower() for record in handed}
-    wanted |= {name.lower() for name in list(names)[:HISTORY_REPOSITORIES] if name}
     if chosen.repository:
         wanted = {chosen.repository.lower()}
+    else:
+        wanted = {entry.repository.lower() for entry in queues}
+        wanted |= {record.repository.lower() for record in handed}
+        wanted |= {name.lower() for name in list(names)[:HISTORY_REPOSITORIES] if name}
     return {name: await storage.list_merge_events(name) for name in sorted(wanted)}
 
 

@@ -78,19 +78,20 @@ def latest_by_change(facts: Iterable[RecordFact]) -> dict[ChangeKey, RecordFact]
     return latest
 
 
-def choose(facts: Sequence[RecordFact]) -> tuple[dict[int, Verdict], list[int]]:
+def choose(facts: Sequence[RecordFact]) -> tuple[dict[int, tuple[Verdict, str]], list[int]]:
     """From a log's facts (oldest first): the judgments a person's standing decision
-    labels (sequence number -> the decision), and the accepted judgments nobody
-    overrode. One judgment per change, its latest; changes without a head sha cannot be
+    labels (sequence number -> the decision and who made it), and the accepted judgments
+    nobody overrode. One judgment per change, its latest; changes without a head sha cannot be
     read from a clone and are left out."""
     humans = human_decisions(facts)
     judgments = latest_by_change(f for f in facts if f.human is None and f.head_sha)
     people = latest_by_change(f for f in facts if f.human is not None and f.head_sha)
-    labelled: dict[int, Verdict] = {}
+    labelled: dict[int, tuple[Verdict, str]] = {}
     for change, human in humans.items():
         judged = judgments.get(change) or people.get(change)
-        if judged is not None and human.verdict in (Verdict.ACCEPT, Verdict.REJECT):
-            labelled[judged.seq] = human.verdict
+        verdict = human.verdict
+        if judged is not None and (verdict is Verdict.ACCEPT or verdict is Verdict.REJECT):
+            labelled[judged.seq] = (verdict, human.by)
     accepted = [
         fact.seq
         for change, fact in judgments.items()
@@ -103,22 +104,18 @@ async def candidates(storage: Storage, repository: str | None) -> Candidates:
     """Read the log (of one repository, when given) for `choose`'s judgments."""
     facts, _ = facts_of_rows(await storage.list_verdict_facts(repository=repository))
     labelled, accepted = choose(facts)
-    humans = human_decisions(facts)
     stored = {s.seq: s for s in await storage.get_verdicts([*labelled, *accepted])}
-    by_seq = {f.seq: f for f in facts}
-    overridden = []
     # The log is append-only: every record whose facts were just read is there.
-    for seq, verdict in sorted(labelled.items()):
-        human = humans[by_seq[seq].change]
-        overridden.append(
-            Labelled(
-                kind="overridden",
-                expected=verdict,
-                stored=stored[seq],
-                by=human.by,
-                read_at=stored[seq].head_sha,
-            )
+    overridden = [
+        Labelled(
+            kind="overridden",
+            expected=verdict,
+            stored=stored[seq],
+            by=by,
+            read_at=stored[seq].head_sha,
         )
+        for seq, (verdict, by) in sorted(labelled.items())
+    ]
     return Candidates(overridden, [stored[s] for s in accepted])
 
 

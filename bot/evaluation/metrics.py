@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from bot.judge.records import GoNoGo, Verdict
+from bot.judge.records import GoNoGo, Verdict, deciding_round
 from bot.judge.settings import TIER_ORDER
 from bot.reports.facts import CallFact
 from bot.reports.measures import (
@@ -117,7 +117,7 @@ def agreement(pairs: Iterable[tuple[Verdict, Verdict | None]]) -> Agreement:
     accuracy, undetermined, mistakes = Rate(), Rate(), Mistakes()
     for expected, verdict in pairs:
         judged += 1
-        settled = verdict not in (None, Verdict.UNDETERMINED)
+        settled = decided(verdict)
         undetermined = undetermined.plus(not settled)
         if verdict is None or not settled:
             continue
@@ -283,8 +283,8 @@ class ScoreError:
 
 def deciding_scores(judged: JudgedExample) -> Mapping[str, float]:
     """The scores of the last round that answered (the one the label is read from)."""
-    answered = [r for r in judged.rounds if r.verdict is not None]
-    return answered[-1].scores if answered else {}
+    deciding = deciding_round(judged.rounds)
+    return deciding.scores if deciding is not None else {}
 
 
 def score_errors(items: Sequence[JudgedExample]) -> list[ScoreError]:

@@ -163,6 +163,16 @@ class RepoGateway:
     ) -> tuple[int, str] | None:
         """The latest run called `name` on `head_sha` (the App's own when `app_id` is
         given): its id and page, or None."""
+        run = await self.latest_check_run(head_sha, name, app_id)
+        if run is None:
+            return None
+        return int(run["id"]), str(run.get("html_url") or "")
+
+    async def latest_check_run(
+        self, head_sha: str, name: str, app_id: str | None
+    ) -> dict[str, Any] | None:
+        """The latest run called `name` on `head_sha` (the App's own when `app_id` is
+        given) as GitHub answers it, or None."""
         query: dict[str, Any] = {"check_name": name, "filter": "latest", "per_page": 1}
         if app_id is not None:
             query["app_id"] = app_id
@@ -171,9 +181,7 @@ class RepoGateway:
             self._vars(ref=head_sha, **query),
         )
         runs = answer.get("check_runs") or []
-        if not runs:
-            return None
-        return int(runs[0]["id"]), str(runs[0].get("html_url") or "")
+        return dict(runs[0]) if runs else None
 
     async def create_check_run(self, fields: Mapping[str, Any]) -> tuple[int, str]:
         """Creates a run; returns its id and the page people open."""

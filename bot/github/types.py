@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 # What git and GitHub write for "no commit" (a branch created or deleted by a push).
@@ -18,6 +19,18 @@ NULL_SHA = "0" * 40
 # GitHub's compare lists at most this many changed files, whatever the comparison holds: a
 # list this long may have been cut short.
 COMPARE_FILE_LIMIT = 300
+
+
+def github_time(value: object) -> datetime | None:
+    """A time GitHub stamps (`2024-05-01T12:00:00Z`); None when it is absent, unreadable
+    or carries no timezone."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 @dataclass(frozen=True, slots=True)

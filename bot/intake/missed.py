@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.github.types import github_time
+
 # An entry's answer is a delivery intake accepted only when it is one of these.
 DELIVERED = range(200, 300)
 
@@ -68,7 +70,7 @@ def parse_attempt(item: object) -> LoggedAttempt | None:
         return None
     if not isinstance(event, str) or not (action is None or isinstance(action, str)):
         return None
-    delivered_at = _timestamp(entry.get("delivered_at"))
+    delivered_at = github_time(entry.get("delivered_at"))
     if delivered_at is None:
         return None
     return LoggedAttempt(
@@ -80,16 +82,6 @@ def parse_attempt(item: object) -> LoggedAttempt | None:
         action=action,
         redelivery=entry.get("redelivery") is True,
     )
-
-
-def _timestamp(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
 
 
 def lookback(window_hours: float, retention_days: float) -> timedelta:

@@ -58,11 +58,13 @@ from bot.judge.providers import (
     PROVIDERS,
     ProviderName,
 )
+from bot.judge.providers.server_facts import LEAST_CONTEXT
 from bot.judge.records import Tier
 
 ResponseFormatName = Literal["auto", "json_schema", "json_object", "prompt"]
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
-MIN_CONTEXT_TOKENS = 512
+MIN_CONTEXT_TOKENS = LEAST_CONTEXT
+"""The least `JUDGE_*_CONTEXT_TOKENS` may say: the least context believed from a refusal."""
 DEFAULT_TIMEOUTS: dict[Tier, float] = {Tier.QUICK: 45.0, Tier.DEEP: 60.0, Tier.TIEBREAKER: 45.0}
 """Seconds per call when neither JUDGE_<TIER>_TIMEOUT nor JUDGE_TIMEOUT is set: enough for
 a hosted API; a model on a laptop CPU wants more."""

@@ -345,8 +345,7 @@ async def _finish(
 
 
 def _mode_of(config: RepoConfig | None, services: Services) -> Mode:
-    default = services.judge_settings.mode
-    return default if config is None else effective_mode(config, default)
+    return effective_mode(config, services.judge_settings.mode)
 
 
 def unlisted_files(target: Target) -> list[LeftOut]:

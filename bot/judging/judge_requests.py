@@ -91,12 +91,7 @@ def window_budget(judge_settings: JudgeSettings) -> int:
     """The characters one request may fill (`judge_requests`' `window_chars`): the largest
     `max_chars` of the configured deep and tiebreaker tiers, which decide an accept of
     what they read whole; quick's when neither is configured."""
-    tiers = judge_settings.tiers()
-    deeper = [tiers[tier].max_chars for tier in (Tier.DEEP, Tier.TIEBREAKER) if tier in tiers]
-    if deeper:
-        return max(deeper)
-    quick = tiers.get(Tier.QUICK)
-    return quick.max_chars if quick is not None else judge_settings.quick_max_chars
+    return max(room.max_chars for room in fitted_window_budget(judge_settings, {}).rooms)
 
 
 @dataclass(frozen=True)

@@ -301,9 +301,11 @@ class RepoConfig(_Section):
 # Decisions
 
 
-def effective_mode(config: RepoConfig, default: Mode = Mode.ADVISORY) -> Mode:
+def effective_mode(config: RepoConfig | None, default: Mode = Mode.ADVISORY) -> Mode:
     """The repository's mode, else the installation default (from JUDGE_MODE)."""
-    return config.mode if config.mode is not None else default
+    if config is None or config.mode is None:
+        return default
+    return config.mode
 
 
 def effective_on_outage(config: RepoConfig | None, default: OnOutage = OnOutage.PASS) -> OnOutage:

@@ -69,7 +69,7 @@ class Admission:
     entered: bool = False
     eta: str = ""
     """`queue_estimate.describe`'s words for the time to merge; "" says nothing."""
-    batch: object = None
+    batch: int | None = None
     github: bool = False
     """In GitHub's merge queue rather than the App's."""
     refused: str | None = None

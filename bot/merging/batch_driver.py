@@ -27,7 +27,7 @@ again from what GitHub then says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -38,7 +38,6 @@ from bot.merging.batch_files import queued_pulls
 from bot.merging.batch_review import review_of, review_tip, worker_context
 from bot.merging.batching import (
     Batch,
-    BatchResult,
     Discard,
     Evict,
     Form,
@@ -68,11 +67,6 @@ from bot.storage.base import (
 
 log = logging.getLogger(__name__)
 
-_RESULTS = {
-    CheckResult.PENDING: BatchResult.PENDING,
-    CheckResult.PASSED: BatchResult.PASSED,
-    CheckResult.FAILED: BatchResult.FAILED,
-}
 _LINE = 1_000
 
 
@@ -122,8 +116,8 @@ def planner_batch(batch: MergeBatch) -> Batch:
         members=batch.numbers,
         built_on=batch.built_on,
         tip=batch.tip,
-        check=_RESULTS[batch.ci],
-        review=_RESULTS[batch.review],
+        check=batch.ci,
+        review=batch.review,
         failure=None
         if failure is None
         else batching.FailedCheck(failure.check, failure.detail, frozenset(failure.files)),
@@ -345,8 +339,11 @@ class QueueRun:
 
     # -- the step --------------------------------------------------------------------
 
-    async def run(self, batch_size: int, parallel_checks: int) -> None:
-        in_flight = await self.storage.merge_batches(self.repository, self.base_branch)
+    async def run(
+        self, in_flight: Sequence[MergeBatch], batch_size: int, parallel_checks: int
+    ) -> None:
+        """`in_flight`: the queue's batches as storage has them (`Storage.merge_batches`),
+        read under the lease that alone writes them."""
         self.batches = {batch.id: batch for batch in in_flight}
         testing = []
         for batch in in_flight:
@@ -426,7 +423,7 @@ async def run_batch_step(
     )
     try:
         if on:
-            await run.run(options.batch_size, options.parallel_checks)
+            await run.run(in_flight, options.batch_size, options.parallel_checks)
         else:
             # The protection no longer lets a combination land (or batches were turned
             # off): the batches left are discarded and the queue goes on one at a time.

@@ -21,6 +21,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.gfm import code, short_sha
+from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.flow import judge_target
@@ -105,7 +106,9 @@ async def review_tip(
     target = batch_target(batch, installation_id, default_branch)
     owner = context.delivery.delivery_id
     if not batch.review_files:
-        await _accept_without_judges(context, calls, target, accepted_output(batch), owner)
+        await complete_without_judges(
+            context, calls, target, accepted_output(batch), "accept", "queue batch tip"
+        )
         return
     changed, _ = await calls.changed_since_fork(batch.built_on, batch.tip)
     wanted = set(batch.review_files)
@@ -117,25 +120,34 @@ async def review_tip(
             return
     # The shared files came out as content a batch ahead already brought (no change from
     # the commit it is built on), or none the repository watches: nothing to re-read.
-    await _accept_without_judges(context, calls, target, accepted_output(batch), owner)
+    await complete_without_judges(
+        context, calls, target, accepted_output(batch), "accept", "queue batch tip"
+    )
 
 
-async def _accept_without_judges(
-    context: Context, calls: QueueBranchCalls, target: Target, output: CheckRunOutput, owner: str
+async def complete_without_judges(
+    context: Context,
+    gateway: RepoGateway,
+    target: Target,
+    output: CheckRunOutput,
+    verdict: str,
+    what: str,
 ) -> None:
+    """The `judge` run on a sha the queue had built (`what`: a merge group, a batch's tip),
+    claimed and completed like any judged sha, with no model asked."""
     key = state_key(target.repository, target.head_sha)
+    owner = context.delivery.delivery_id
     state = await claim(
         context.storage, key, target, owner=owner, explicit=False, now=context.clock()
     )
     if state is None or already_completed(state, owner):
         return
-    run = RunHandle(
-        calls, context.storage, key, state, owner, app_id=context.services.github.app_id
-    )
+    app_id = context.services.github.app_id
+    run = RunHandle(gateway, context.storage, key, state, owner, app_id=app_id)
     try:
-        await run.complete(output, verdict="accept", target=target)
+        await run.complete(output, verdict=verdict, target=target)
     except Abandoned:
-        log.info("queue batch tip %s was taken over", target.head_sha)
+        log.info("%s %s was taken over", what, target.head_sha, extra=context.log_extra())
 
 
 async def review_of(storage: Storage, batch: MergeBatch) -> tuple[CheckResult, BatchFailure | None]:

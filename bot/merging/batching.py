@@ -38,16 +38,10 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.storage.base import MergePriority
+from bot.storage.base import CheckResult, MergePriority
 
 # Where a pull request goes in its queue; set by `/judge merge --priority`, kept by storage.
 Priority = MergePriority
-
-
-class BatchResult(enum.Enum):
-    PENDING = "pending"
-    PASSED = "passed"
-    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -83,8 +77,8 @@ class Batch:
     members: tuple[int, ...]
     built_on: str
     tip: str
-    check: BatchResult = BatchResult.PENDING
-    review: BatchResult = BatchResult.PASSED
+    check: CheckResult = CheckResult.PENDING
+    review: CheckResult = CheckResult.PASSED
     """The judges' verdict on `combined_files` (PASSED when there is nothing to re-read)."""
     failure: FailedCheck | None = None
 
@@ -198,7 +192,7 @@ def culprit(members: Sequence[QueuedPull], failure: FailedCheck | None) -> Queue
 
 def failure_text(batch: Batch) -> str:
     """Which check failed, and where, for the comment on the pull request that leaves."""
-    failure = batch.failure or FailedCheck("judge" if batch.review is BatchResult.FAILED else "CI")
+    failure = batch.failure or FailedCheck("judge" if batch.review is CheckResult.FAILED else "CI")
     where = f": {failure.detail}" if failure.detail else ""
     cited = ", ".join(f"`{path}`" for path in sorted(failure.files))
     files = f" (cites {cited})" if cited else ""
@@ -255,8 +249,8 @@ def _settle_front(work: _Working) -> None:
     one."""
     while work.batches:
         front = work.batches[0]
-        failed = BatchResult.FAILED in (front.check, front.review)
-        if not failed and (front.check, front.review) != (BatchResult.PASSED, BatchResult.PASSED):
+        failed = CheckResult.FAILED in (front.check, front.review)
+        if not failed and (front.check, front.review) != (CheckResult.PASSED, CheckResult.PASSED):
             return
         if not failed:
             work.moves.append(Land(front.id, front.members, front.tip))

@@ -288,8 +288,7 @@ async def take_out(
     group being tested) stays queued with `pending_out`, for `pending_take_outs`."""
     answer = await dequeue_pull_request(client, record.node_id)
     if answer.ok:
-        left = replace(record, state=HandoverState.LEFT, left_reason=reason, left_at=now)
-        await _keep(storage, replace(left, pending_out=""))
+        await mark_left(storage, replace(record, pending_out=""), reason, now)
     else:
         await _keep(storage, replace(record, pending_out=reason))
         log.warning(
@@ -397,7 +396,8 @@ async def mark_merged(storage: Storage, record: HandedOver, now: datetime) -> No
 
 
 async def mark_left(storage: Storage, record: HandedOver, reason: str, now: datetime) -> None:
-    """GitHub took it out on its own (`pull_request` dequeued): record why."""
+    """It left GitHub's queue (taken out by the App, or by GitHub on its own: `pull_request`
+    dequeued): record why."""
     await _keep(storage, replace(record, state=HandoverState.LEFT, left_reason=reason, left_at=now))
 
 

@@ -34,24 +34,18 @@ from gidgethub.abc import GitHubAPI
 from gidgethub.routing import Router
 from gidgethub.sansio import Event
 
-from bot.github.gateway import RepoGateway
 from bot.intake.dispatch import Context
 from bot.judging.check_run import CheckRunOutput, finish_output
 from bot.judging.config_file import RepoConfigError
 from bot.judging.config_store import load_repo_config
 from bot.judging.flow import config_or_none, judge_target
 from bot.judging.repo_config import RepoConfig
-from bot.judging.run_handle import (
-    Abandoned,
-    RunHandle,
-    already_completed,
-    claim,
-    forget_sha,
-)
+from bot.judging.run_handle import forget_sha
 from bot.judging.run_notices import render_nothing_to_judge
 from bot.judging.state import load_state, state_key
 from bot.judging.target import Target, task_ref
 from bot.merging.approval import admit_pull, queue_key
+from bot.merging.batch_review import complete_without_judges
 from bot.merging.eligibility import PullFacts, is_approval, merge_policy, pull_outcome
 from bot.merging.github_calls import MergeCalls
 from bot.merging.github_handover import (
@@ -407,25 +401,6 @@ async def _group_pulls(
     return pulls
 
 
-async def _complete_without_judges(
-    context: Context, gateway: RepoGateway, target: Target, output: CheckRunOutput, verdict: str
-) -> None:
-    """The group's run, claimed and completed like any judged sha, with no model asked."""
-    key = state_key(target.repository, target.head_sha)
-    owner = context.delivery.delivery_id
-    state = await claim(
-        context.storage, key, target, owner=owner, explicit=False, now=context.clock()
-    )
-    if state is None or already_completed(state, owner):
-        return
-    app_id = context.services.github.app_id
-    run = RunHandle(gateway, context.storage, key, state, owner, app_id=app_id)
-    try:
-        await run.complete(output, verdict=verdict, target=target)
-    except Abandoned:
-        log.info("merge group %s was taken over", target.head_sha, extra=context.log_extra())
-
-
 async def _fail_if_rejected_since(
     context: Context, client: GitHubAPI, target: Target, pulls: Sequence[GroupPull]
 ) -> None:
@@ -477,15 +452,15 @@ async def on_merge_group(event: Event, context: Context) -> None:
     if decision.plan is GroupPlan.FAIL:
         title, summary = fail_summary(pulls, decision.rejected, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="failure", title=title, summary=summary))
-        await _complete_without_judges(context, gateway, target, output, "reject")
+        await complete_without_judges(context, gateway, target, output, "reject", "merge group")
         return
     if decision.plan is GroupPlan.PASS:
         title, summary = pass_summary(pulls, target.head_sha)
         output = finish_output(CheckRunOutput(conclusion="success", title=title, summary=summary))
-        await _complete_without_judges(context, gateway, target, output, "accept")
+        await complete_without_judges(context, gateway, target, output, "accept", "merge group")
     elif decision.plan is GroupPlan.NOTHING:
         output = render_nothing_to_judge("the merge group changes no watched file")
-        await _complete_without_judges(context, gateway, target, output, "skipped")
+        await complete_without_judges(context, gateway, target, output, "skipped", "merge group")
     else:
         log.info(
             "merge group %s is judged: %s",

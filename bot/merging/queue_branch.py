@@ -29,12 +29,8 @@ from typing import Any
 from gidgethub import BadRequest
 
 from bot.judging.target import QUEUE_BRANCH_PREFIX, QUEUE_BUILD_PREFIX
-from bot.judging.target import is_queue_branch as is_queue_branch
 from bot.merging.batching import LandWay, land_way
 from bot.merging.github_calls import Answer, MergeCalls
-
-QUEUE_PREFIX = QUEUE_BRANCH_PREFIX
-BUILD_PREFIX = QUEUE_BUILD_PREFIX
 
 
 def _said(exc: BadRequest) -> str:
@@ -44,12 +40,12 @@ def _said(exc: BadRequest) -> str:
 
 
 def branch_name(base: str, number: int) -> str:
-    return f"{QUEUE_PREFIX}{base}/{number}"
+    return f"{QUEUE_BRANCH_PREFIX}{base}/{number}"
 
 
 def build_name(base: str, number: int) -> str:
     """Where a batch is put together before its queue branch exists."""
-    return f"{BUILD_PREFIX}{base}/{number}"
+    return f"{QUEUE_BUILD_PREFIX}{base}/{number}"
 
 
 @dataclass(frozen=True)

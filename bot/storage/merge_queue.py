@@ -32,16 +32,22 @@ COLUMNS: Final = (
     " priority_by, priority_at, batch"
 )
 ACTIVE: Final = "status IN ('pending', 'processing')"
-# Queue order: an entry being worked on first (so a priority set meanwhile never puts a
-# second one in flight), then by priority, then the oldest.
-HEAD_ORDER: Final = "CASE WHEN status = 'processing' THEN 0 ELSE 1 END, priority DESC, id"
+
+
+def _head_order(row: str = "") -> str:
+    """Queue order (of the row named `row`, with its dot): an entry being worked on first
+    (so a priority set meanwhile never puts a second one in flight), then by priority,
+    then the oldest."""
+    return f"CASE WHEN {row}status = 'processing' THEN 0 ELSE 1 END, {row}priority DESC, {row}id"
+
+
+HEAD_ORDER: Final = _head_order()
 # A queue's head: its first active entry in that order (of the row named q). Only heads
 # are claimed or waited for.
 IS_HEAD: Final = (
     "id = (SELECT h.id FROM merge_queue h WHERE h.repository = q.repository"
     " AND h.base_branch = q.base_branch AND h.status IN ('pending', 'processing')"
-    " ORDER BY CASE WHEN h.status = 'processing' THEN 0 ELSE 1 END, h.priority DESC, h.id"
-    " LIMIT 1)"
+    f" ORDER BY {_head_order('h.')} LIMIT 1)"
 )
 _EVENT_COLUMNS: Final = (
     "seq, entry_id, repository, pull_number, judged_sha, from_status, to_status, actor, reason, at"

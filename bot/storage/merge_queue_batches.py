@@ -115,14 +115,18 @@ class MergeQueueBatches(SqlStore):
             if row is None:
                 return None
             opened = batch_of(db, row)
-            for number, _ in batch.members:
-                await db.run(
-                    MARK_MEMBERS,
-                    batch=opened.id,
-                    repository=batch.repository,
-                    base_branch=batch.base_branch,
-                    pull_number=number,
-                )
+            await db.many(
+                MARK_MEMBERS,
+                [
+                    {
+                        "batch": opened.id,
+                        "repository": batch.repository,
+                        "base_branch": batch.base_branch,
+                        "pull_number": number,
+                    }
+                    for number, _ in batch.members
+                ],
+            )
         return opened
 
     async def update_merge_batch(

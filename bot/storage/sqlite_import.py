@@ -64,16 +64,11 @@ def _copy(fresh: Path, restored: Path, namespace: str | None) -> Restored:
             "ATTACH DATABASE ? AS restored", (restored.resolve().as_uri() + "?immutable=1",)
         )
         listing = "SELECT type, name, tbl_name, coalesce(sql, '') FROM {}.sqlite_master"
-        foreign = foreign_objects(
-            conn.execute(listing.format("restored")).fetchall(),
-            conn.execute(listing.format("main")).fetchall(),
-        )
+        restored_schema = conn.execute(listing.format("restored")).fetchall()
+        foreign = foreign_objects(restored_schema, conn.execute(listing.format("main")).fetchall())
         if foreign:
             return Restored(refused="it holds " + ", ".join(foreign[:5]) + ", not the App's")
-        tables = {
-            row[0]
-            for row in conn.execute("SELECT name FROM restored.sqlite_master WHERE type = 'table'")
-        }
+        tables = {name for kind, name, _, _ in restored_schema if kind == "table"}
         copied = _copy_rows(conn, tables, namespace)
     finally:
         conn.close()

@@ -96,6 +96,11 @@ def test_effective_mode() -> None:
     assert effective_mode(parse_repo_config("mode:"), Mode.BLOCKING) is Mode.BLOCKING
 
 
+def test_without_a_config_the_installation_default_counts() -> None:
+    assert effective_mode(None, Mode.BLOCKING) is Mode.BLOCKING
+    assert effective_mode(None) is Mode.ADVISORY
+
+
 def test_defaults_are_not_shared_mutable_state() -> None:
     """Two parsed configs never share a mutable default through which one could change the other."""
     a = parse_repo_config("")

@@ -20,7 +20,7 @@ import pytest
 
 from bot.app import METRICS
 from bot.github.client import GitHubApp, RetryPolicy
-from bot.merging.queue_branch import QUEUE_PREFIX
+from bot.judging.target import QUEUE_BRANCH_PREFIX
 from bot.storage.base import BatchState, MergeStatus
 from tests.support.fakes.github_server import FakeGitHub
 from tests.support.fakes.llm_server import FakeOpenAIServer
@@ -66,7 +66,7 @@ class FakeCI:
     async def tick(self) -> None:
         repo = self.fake.repo(REPO)
         for name, sha in list(repo.branches.items()):
-            if not name.startswith(QUEUE_PREFIX) or sha in self.tested or self.paused:
+            if not name.startswith(QUEUE_BRANCH_PREFIX) or sha in self.tested or self.paused:
                 continue
             state = "failure" if repo.entry_at(sha, BAD) is not None else "success"
             self.tested[sha] = state

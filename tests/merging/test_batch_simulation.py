@@ -8,6 +8,7 @@ import itertools
 import pytest
 
 from bot.merging.batching import LandWay, Priority
+from bot.storage.base import CheckResult
 from tests.support.merge_simulation import Scenario, simulate, simulate_serial
 
 
@@ -133,7 +134,7 @@ def test_the_simulation_refuses_a_planner_that_lands_an_untested_tree(
     def hasty(state: batching.QueueState) -> tuple[batching.Move, ...]:
         moves = batching.plan(state)
         front = state.batches[0] if state.batches else None
-        if front is not None and front.check is batching.BatchResult.PENDING:
+        if front is not None and front.check is CheckResult.PENDING:
             return (batching.Land(front.id, front.members, front.tip),)
         return moves
 

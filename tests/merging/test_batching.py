@@ -6,7 +6,6 @@ import pytest
 
 from bot.merging.batching import (
     Batch,
-    BatchResult,
     Discard,
     Evict,
     FailedCheck,
@@ -25,6 +24,7 @@ from bot.merging.batching import (
     plan,
     queue_order,
 )
+from bot.storage.base import CheckResult
 
 
 def pull(number: int, *files: str, priority: Priority = Priority.NORMAL) -> QueuedPull:
@@ -89,8 +89,8 @@ def test_a_stacked_batch_re_reads_what_the_one_ahead_also_changes() -> None:
 
 def test_a_passed_front_lands_and_the_next_passed_one_too() -> None:
     batches = (
-        Batch(1, (1,), "base", "t1", check=BatchResult.PASSED),
-        Batch(2, (2,), "t1", "t2", check=BatchResult.PASSED),
+        Batch(1, (1,), "base", "t1", check=CheckResult.PASSED),
+        Batch(2, (2,), "t1", "t2", check=CheckResult.PASSED),
         Batch(3, (3,), "t2", "t3"),
     )
     moves = plan(state(pull(1), pull(2), pull(3), batches=batches, parallel=3))
@@ -98,20 +98,20 @@ def test_a_passed_front_lands_and_the_next_passed_one_too() -> None:
 
 
 def test_a_passed_batch_behind_a_running_front_waits() -> None:
-    batches = (Batch(1, (1,), "base", "t1"), Batch(2, (2,), "t1", "t2", check=BatchResult.PASSED))
+    batches = (Batch(1, (1,), "base", "t1"), Batch(2, (2,), "t1", "t2", check=CheckResult.PASSED))
     assert plan(state(pull(1), pull(2), batches=batches, parallel=2)) == ()
 
 
 def test_a_green_check_waits_for_the_judges() -> None:
-    batches = (Batch(1, (1,), "base", "t1", check=BatchResult.PASSED, review=BatchResult.PENDING),)
+    batches = (Batch(1, (1,), "base", "t1", check=CheckResult.PASSED, review=CheckResult.PENDING),)
     assert plan(state(pull(1), batches=batches)) == ()
 
 
 def test_a_failed_single_pull_request_is_evicted_and_the_ones_behind_rebuilt() -> None:
     failure = FailedCheck("ci / test", "https://ci/run/1")
     batches = (
-        Batch(1, (1,), "base", "t1", check=BatchResult.FAILED, failure=failure),
-        Batch(2, (2,), "t1", "t2", check=BatchResult.PASSED),
+        Batch(1, (1,), "base", "t1", check=CheckResult.FAILED, failure=failure),
+        Batch(2, (2,), "t1", "t2", check=CheckResult.PASSED),
     )
     moves = plan(state(pull(1), pull(2), batches=batches, size=1, parallel=2))
     reason = "the `ci / test` check failed on the queue's batch of #1: https://ci/run/1"
@@ -125,7 +125,7 @@ def test_a_failed_single_pull_request_is_evicted_and_the_ones_behind_rebuilt() -
 
 def test_a_failure_citing_one_pull_requests_file_evicts_it_alone() -> None:
     failure = FailedCheck("ci / test", "", frozenset({"b.py"}))
-    batches = (Batch(1, (1, 2, 3), "base", "t1", check=BatchResult.FAILED, failure=failure),)
+    batches = (Batch(1, (1, 2, 3), "base", "t1", check=CheckResult.FAILED, failure=failure),)
     moves = plan(state(pull(1, "a.py"), pull(2, "b.py"), pull(3, "c.py"), batches=batches, size=3))
     assert moves[1] == Evict(
         2, "the `ci / test` check failed on the queue's batch of #1, #2, #3 (cites `b.py`)"
@@ -136,7 +136,7 @@ def test_a_failure_citing_one_pull_requests_file_evicts_it_alone() -> None:
 def test_a_failure_citing_a_file_two_changed_is_bisected() -> None:
     failure = FailedCheck("ci / test", "", frozenset({"shared"}))
     members = (pull(1, "shared"), pull(2, "shared"), pull(3, "c"), pull(4, "d"))
-    batches = (Batch(7, (1, 2, 3, 4), "base", "t1", check=BatchResult.FAILED, failure=failure),)
+    batches = (Batch(7, (1, 2, 3, 4), "base", "t1", check=CheckResult.FAILED, failure=failure),)
     moves = plan(state(*members, batches=batches, size=4, parallel=1))
     assert moves == (
         Discard(7, "batch 7 failed"),
@@ -146,7 +146,7 @@ def test_a_failure_citing_a_file_two_changed_is_bisected() -> None:
 
 
 def test_a_failure_without_citations_is_bisected_even_beyond_the_parallel_checks() -> None:
-    batches = (Batch(7, (1, 2, 3), "base", "t1", check=BatchResult.FAILED),)
+    batches = (Batch(7, (1, 2, 3), "base", "t1", check=CheckResult.FAILED),)
     moves = plan(state(pull(1), pull(2), pull(3), pull(4), batches=batches, size=3, parallel=1))
     assert moves == (
         Discard(7, "batch 7 failed"),
@@ -156,13 +156,13 @@ def test_a_failure_without_citations_is_bisected_even_beyond_the_parallel_checks
 
 
 def test_a_combination_the_judges_did_not_accept_fails_the_batch() -> None:
-    batches = (Batch(1, (1,), "base", "t1", check=BatchResult.PASSED, review=BatchResult.FAILED),)
+    batches = (Batch(1, (1,), "base", "t1", check=CheckResult.PASSED, review=CheckResult.FAILED),)
     moves = plan(state(pull(1), batches=batches))
     assert moves[-1] == Evict(1, "the `judge` check failed on the queue's batch of #1")
 
 
 def test_a_moved_base_discards_every_batch() -> None:
-    batches = (Batch(1, (1,), "old", "t1", check=BatchResult.PASSED), Batch(2, (2,), "t1", "t2"))
+    batches = (Batch(1, (1,), "old", "t1", check=CheckResult.PASSED), Batch(2, (2,), "t1", "t2"))
     moves = plan(state(pull(1), pull(2), batches=batches, size=2, parallel=1))
     assert moves == (
         Discard(1, "the base branch moved"),
@@ -221,14 +221,14 @@ def test_culprit_needs_one_member_alone() -> None:
 
 
 def test_failure_text_without_a_recorded_failure_names_ci() -> None:
-    batch = Batch(1, (1, 2), "base", "t1", check=BatchResult.FAILED)
+    batch = Batch(1, (1, 2), "base", "t1", check=CheckResult.FAILED)
     assert failure_text(batch) == "the `CI` check failed on the queue's batch of #1, #2"
 
 
 def test_apply_gives_the_state_the_plan_assumed() -> None:
     batches = (
-        Batch(1, (1,), "base", "t1", check=BatchResult.PASSED),
-        Batch(2, (2,), "t1", "t2", check=BatchResult.FAILED),
+        Batch(1, (1,), "base", "t1", check=CheckResult.PASSED),
+        Batch(2, (2,), "t1", "t2", check=CheckResult.FAILED),
     )
     before = state(pull(1), pull(2), pull(3), batches=batches, size=1, parallel=1)
     moves = plan(before)

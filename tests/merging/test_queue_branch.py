@@ -11,6 +11,7 @@ import pytest
 from gidgethub import BadRequest
 
 from bot.github.client import GitHubApp
+from bot.judging.target import is_queue_branch
 from bot.merging.batching import LandWay
 from bot.merging.queue_branch import (
     BaseFacts,
@@ -19,7 +20,6 @@ from bot.merging.queue_branch import (
     QueueBranchCalls,
     branch_name,
     build_name,
-    is_queue_branch,
 )
 from tests.support.fakes.github_server import FakeGitHub
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import reports as cli
+from bot.cli.terminal import table_width
 from bot.judge.records import Tier, Verdict
 from bot.reports.calibration_view import render_calibration
 from bot.reports.kpis import calibrate
@@ -170,11 +171,11 @@ def test_bad_arguments_are_usage_errors(argv: list[str]) -> None:
 
 def test_width_follows_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     args = parser().parse_args(["triage"])
-    assert cli._width(args) is None  # captured output is no terminal
+    assert table_width(args.width) is None  # captured output is no terminal
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     monkeypatch.setenv("COLUMNS", "77")
-    assert cli._width(args) == 77
-    assert cli._width(parser().parse_args(["triage", "--width", "90"])) == 90
+    assert table_width(args.width) == 77
+    assert table_width(parser().parse_args(["triage", "--width", "90"]).width) == 90
 
 
 def test_the_collector_rests_only_while_a_report_runs() -> None:

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field, replace
 
 from bot.merging.batching import (
     Batch,
-    BatchResult,
     Discard,
     Evict,
     FailedCheck,
@@ -49,6 +48,7 @@ from bot.merging.batching import (
     apply,
     plan,
 )
+from bot.storage.base import CheckResult
 
 SHARED_FILE = "README.md"
 # Far more plans than any queue of these sizes needs: a planner that stops making
@@ -191,10 +191,10 @@ def _checked(sim: _Sim, batch: Batch) -> Batch:
     broken = sim.broken[batch.tip]
     if broken is None:
         sim.green.add(tree)
-        return replace(batch, check=BatchResult.PASSED)
+        return replace(batch, check=CheckResult.PASSED)
     cited = frozenset({broken}) if sim.scenario.cited else frozenset()
     return replace(
-        batch, check=BatchResult.FAILED, failure=FailedCheck("ci / test", "run 1", cited)
+        batch, check=CheckResult.FAILED, failure=FailedCheck("ci / test", "run 1", cited)
     )
 
 
@@ -248,15 +248,15 @@ def _build(sim: _Sim, move: Form, below: str) -> Batch:
     figures.splits += move.split_from is not None
     figures.ci_runs += 1
     figures.api_calls += 2 + len(move.members)
-    review = BatchResult.PASSED
+    review = CheckResult.PASSED
     if move.review_files:
         content = _review_content(sim, below, move)
         figures.model_calls += content not in sim.reviewed
         sim.reviewed.add(content)
         if scenario.rejected & set(move.members):
-            review = BatchResult.FAILED
+            review = CheckResult.FAILED
     failure = None
-    if review is BatchResult.PASSED:
+    if review is CheckResult.PASSED:
         sim.accepted.add(tree)
     else:
         failure = FailedCheck("judge", "the combination", move.review_files)

@@ -31,7 +31,6 @@ from typing import Any
 
 from bot.judge.engine.self_check import connection_cause
 from bot.judge.providers import (
-    CLI_PROVIDERS,
     EmptyAnswer,
     MalformedResponse,
     ProviderCommandError,
@@ -42,6 +41,7 @@ from bot.judge.providers import (
 )
 from bot.judge.providers.http import excerpt
 from bot.judge.rubrics.parsing import ParseError
+from bot.judge.settings import is_local
 
 ALTERNATE = "alternate"
 """The seat name of an alternate model (it stands in for any tier)."""
@@ -267,7 +267,7 @@ def _transport_cause(error: ProviderTransportError) -> str:
     """The connection's failure in words (`connection refused`, a DNS or TLS reason) when
     the chained errors say it; else, and for a CLI that could not start (its command and
     the error's name), the provider's own text."""
-    if error.provider in CLI_PROVIDERS:
+    if is_local(error.provider):
         return str(error)
     cause = connection_cause(error)
     return str(error) if cause == type(error).__name__ else cause

@@ -142,6 +142,7 @@ from bot.judge.providers.server_facts import UNKNOWN
 from bot.judge.records import (
     Finding,
     JudgedFile,
+    RoundRecord,
     RubricName,
     TaskSpec,
     Tier,
@@ -466,27 +467,15 @@ class JudgeEngine:
         one's (whether that judge could have read everything decides the cause of a
         refusal). The first attempt's, before earlier rounds or a retry's note."""
         assert self.panel is not None
-        live = [f for f in request.files if not f.removed]
+        extra = schema_chars(rubric.response_schema())
         budgets: dict[Tier, int] = {}
         for tier, seated in seating.items():
             seat = seated.seat or self.panel.tiers[tier]
-
-            def compose(chars: int, tier: Tier = tier) -> Prompt:
-                return compose_messages(
-                    rubric,
-                    request.task,
-                    live,
-                    tier,
-                    nonce=_PROBE_NONCE,
-                    max_chars=chars,
-                    context=request.context,
-                )
-
             budgets[tier] = fitted_budget(
-                compose,
+                _composer(request, rubric, tier, nonce=_PROBE_NONCE),
                 room=prompt_room(fits[tier], seat.max_output_tokens),
                 max_chars=seat.max_chars,
-                extra=schema_chars(rubric.response_schema()),
+                extra=extra,
             )
         return budgets
 
@@ -621,20 +610,7 @@ class JudgeEngine:
         budget, and the characters it sends with the schema a provider may add), or why
         none fits."""
         fit = run.fits[tier]
-        live = [f for f in request.files if not f.removed]
-
-        def compose(chars: int) -> Prompt:
-            return compose_messages(
-                rubric,
-                request.task,
-                live,
-                tier,
-                nonce=nonce,
-                max_chars=chars,
-                previous_rounds=tuple(run.rounds),
-                context=request.context,
-            )
-
+        compose = _composer(request, rubric, tier, nonce=nonce, previous_rounds=tuple(run.rounds))
         noted = with_retry_note([{"role": "user", "content": ""}], note, nonce)
         extra = schema_chars(rubric.response_schema()) + len(noted[-1]["content"])
         max_chars = seat.max_chars if fit.cap is None else min(seat.max_chars, fit.cap)
@@ -729,6 +705,33 @@ def _with_shared_model_reason(
     if note is None:
         return decision
     return replace(decision, reason=f"{decision.reason}; {note}" if decision.reason else note)
+
+
+def _composer(
+    request: JudgeRequest,
+    rubric: Rubric,
+    tier: Tier,
+    *,
+    nonce: str,
+    previous_rounds: Sequence[RoundRecord] = (),
+) -> Callable[[int], Prompt]:
+    """The request's prompt for `tier` as a function of its file budget, for
+    `context_fit.fitted_budget` to measure (and the attempt to send)."""
+    live = [f for f in request.files if not f.removed]
+
+    def compose(chars: int) -> Prompt:
+        return compose_messages(
+            rubric,
+            request.task,
+            live,
+            tier,
+            nonce=nonce,
+            max_chars=chars,
+            previous_rounds=previous_rounds,
+            context=request.context,
+        )
+
+    return compose
 
 
 def _context_words(fits: Mapping[Tier, TierFit]) -> dict[Tier, str]:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 
-def _positive(value: Any) -> int | None:
+def positive_count(value: Any) -> int | None:
+    """A count a server's JSON gave (a positive integer, not a bool), else None."""
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
     return None
@@ -97,7 +98,8 @@ def context_overflow(status: int, payload: Any, message: str) -> Overflow | None
     if not any(word in lowered for word in (*_OVERFLOW_WORDS, "exceed_context_size")):
         return None
     return Overflow(
-        prompt_tokens=_positive(error.get("n_prompt_tokens"))
+        prompt_tokens=positive_count(error.get("n_prompt_tokens"))
         or _first_number(_PROMPT_PATTERNS, message),
-        context_tokens=_positive(error.get("n_ctx")) or _first_number(_CONTEXT_PATTERNS, message),
+        context_tokens=positive_count(error.get("n_ctx"))
+        or _first_number(_CONTEXT_PATTERNS, message),
     )

@@ -50,8 +50,9 @@ from typing import Any, Protocol
 import httpx
 from pydantic import SecretStr
 
-from bot.judge.providers import PROVIDERS
+from bot.judge.providers import DEFAULT_BASE_URLS, PROVIDERS
 from bot.judge.providers.http import read_up_to
+from bot.judge.providers.overflow import positive_count
 
 SETTING = "setting"
 LLAMA_PROPS = "llama.cpp /props"
@@ -74,7 +75,8 @@ OLLAMA_DEFAULT_CONTEXT = 4096
 per-request context. A server started with more wants JUDGE_<TIER>_CONTEXT_TOKENS."""
 _ANSWER_LIMIT = 2 * 1024 * 1024
 """Bytes of a discovery answer read at most (an Ollama licence runs to tens of KiB)."""
-_HOSTED = frozenset({"https://api.openai.com/v1", "https://api.anthropic.com"})
+_HOSTED = frozenset(DEFAULT_BASE_URLS.values())
+"""The providers' public endpoints (`ProviderSpec.public_base_url`)."""
 
 
 @dataclass(frozen=True)
@@ -115,18 +117,12 @@ def _root(base_url: str) -> str:
     return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
-def _positive(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None
-
-
 async def discover_context_tokens(
     client: httpx.AsyncClient, endpoint: ContextEndpoint
 ) -> ContextFacts:
     """The context `endpoint` (a `bot.judge.settings.Endpoint`) serves its model with: its
     setting, else what its server says (module docstring), else unknown with why."""
-    configured = _positive(endpoint.context_tokens)
+    configured = positive_count(endpoint.context_tokens)
     if configured is not None:
         return ContextFacts(configured, SETTING)
     spec = PROVIDERS.get(endpoint.provider)
@@ -218,9 +214,9 @@ class _Asker:
         if isinstance(payload, str):
             return f"/props: {payload}"
         settings = payload.get("default_generation_settings") if isinstance(payload, dict) else None
-        found = _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+        found = positive_count(settings.get("n_ctx")) if isinstance(settings, dict) else None
         if found is None and isinstance(payload, dict):
-            found = _positive(payload.get("n_ctx"))
+            found = positive_count(payload.get("n_ctx"))
         if found is None:
             return "/props: no n_ctx"
         return ContextFacts(found, LLAMA_PROPS)
@@ -236,11 +232,11 @@ class _Asker:
             entry = entries[0]
         if entry is None:
             return f"/models: {self._model} not listed"
-        found = _positive(entry.get("max_model_len"))
+        found = positive_count(entry.get("max_model_len"))
         if found is not None:
             return ContextFacts(found, VLLM_MODELS)
         meta = entry.get("meta")
-        found = _positive(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
+        found = positive_count(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
         if found is not None:
             return ContextFacts(found, LLAMA_MODELS, "the trained context: the server may run less")
         return "/models: no context size"
@@ -253,7 +249,7 @@ class _Asker:
         trained = None
         if isinstance(info, dict):
             arch = info.get("general.architecture")
-            trained = _positive(info.get(f"{arch}.context_length")) if arch else None
+            trained = positive_count(info.get(f"{arch}.context_length")) if arch else None
         parameters = payload.get("parameters")
         text = parameters if isinstance(parameters, str) else ""
         match = re.search(r"(?m)^\s*num_ctx\s+(\d+)", text)
@@ -289,7 +285,7 @@ class ContextMemory:
         known = self.known(key)
         if known is not None and known.source == REFUSAL:
             return known
-        if _positive(endpoint.context_tokens) is not None:
+        if positive_count(endpoint.context_tokens) is not None:
             return await discover_context_tokens(client, endpoint)
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
